@@ -1,0 +1,1 @@
+"""The REST face: one module per resource, plus deps.py."""

@@ -1,0 +1,1 @@
+"""Subcommands of the `checkers` command; each module defines `register(subparsers)`."""

@@ -1,0 +1,49 @@
+"""Server settings, read once from the environment or a `.env` file."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_SECRET_KEY = "dev-insecure-secret-key-change-me"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    environment: Literal["development", "test", "production"] = "development"
+    database_url: str = "sqlite+aiosqlite:///./checkers.db"
+    redis_url: str | None = None
+    secret_key: str = DEFAULT_SECRET_KEY
+    host: str = "127.0.0.1"
+    port: int = 8000
+    log_level: str = "info"
+
+    # Accounts
+    token_ttl_hours: int = 24 * 30
+    login_max_failures: int = 5
+    login_window_seconds: int = 300
+
+    # Live play
+    disconnect_grace_seconds: float = 60.0
+    ws_max_message_bytes: int = 4096
+    chat_max_length: int = 300
+
+    @property
+    def broker_url(self) -> str:
+        """`memory://` unless Redis is configured."""
+        return self.redis_url or "memory://"
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_defaults(self) -> Settings:
+        if self.environment == "production" and self.secret_key == DEFAULT_SECRET_KEY:
+            raise ValueError("SECRET_KEY must be set to a private value outside development")
+        return self
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,1 @@
+"""Storage: SQLAlchemy models, the engine/session factory and one repository module per aggregate."""

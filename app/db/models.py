@@ -1,0 +1,182 @@
+"""SQLAlchemy models: the whole schema in one place, mirrored by the alembic migrations."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+# Integer primary keys that are BIGINT on Postgres and INTEGER (rowid alias) on SQLite.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class User(Base):
+    """A player account: registered (has a password), guest, or a name seen only in imported games."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(32), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    kind: Mapped[str] = mapped_column(String(16), default="registered")  # registered|guest|imported
+    role: Mapped[str] = mapped_column(String(16), default="player")  # player|admin
+    banned: Mapped[bool] = mapped_column(Boolean, default=False)
+    ban_reason: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class AuthToken(Base):
+    """A bearer token; only its SHA-256 is stored."""
+
+    __tablename__ = "auth_tokens"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LoginFailure(Base):
+    """A failed log-in, kept for throttling repeated attempts on one name."""
+
+    __tablename__ = "login_failures"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Room(Base):
+    __tablename__ = "rooms"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(40), unique=True)
+    name: Mapped[str] = mapped_column(String(80))
+    variant: Mapped[str] = mapped_column(String(16))  # english|pool
+    clock_base_s: Mapped[int | None] = mapped_column(Integer)  # None: untimed
+    clock_increment_s: Mapped[int] = mapped_column(Integer, default=0)
+    table_limit: Mapped[int] = mapped_column(Integer, default=50)
+    is_open: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_listed: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class GameTable(Base):
+    """A table in a room: its settings, and the seats' owner. Games are played at it."""
+
+    __tablename__ = "tables"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    room_id: Mapped[int] = mapped_column(ForeignKey("rooms.id"), index=True)
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    variant: Mapped[str] = mapped_column(String(16))
+    clock_base_s: Mapped[int | None] = mapped_column(Integer)
+    clock_increment_s: Mapped[int] = mapped_column(Integer, default=0)
+    colour: Mapped[str] = mapped_column(String(8), default="random")  # black|white|random
+    is_private: Mapped[bool] = mapped_column(Boolean, default=False)
+    invite_code: Mapped[str | None] = mapped_column(String(32), unique=True)
+    start_fen: Mapped[str | None] = mapped_column(String(200))
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16), default="open", index=True)  # open|closed
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Game(Base):
+    """One game, live or finished, played here or imported from PDN."""
+
+    __tablename__ = "games"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    variant: Mapped[str] = mapped_column(String(16))
+    room_id: Mapped[int | None] = mapped_column(ForeignKey("rooms.id"))
+    table_id: Mapped[int | None] = mapped_column(ForeignKey("tables.id"), index=True)
+    black_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    white_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    start_fen: Mapped[str | None] = mapped_column(String(200))  # None: the standard start
+    status: Mapped[str] = mapped_column(String(16), default="playing")  # playing|finished|aborted
+    result: Mapped[str] = mapped_column(String(8), default="*")  # 1-0 | 0-1 | 1/2-1/2 | *
+    termination: Mapped[str | None] = mapped_column(String(24))
+    clock_base_s: Mapped[int | None] = mapped_column(Integer)
+    clock_increment_s: Mapped[int] = mapped_column(Integer, default=0)
+    black_clock_ms: Mapped[int | None] = mapped_column(Integer)  # time left after the last move
+    white_clock_ms: Mapped[int | None] = mapped_column(Integer)
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    ply_count: Mapped[int] = mapped_column(Integer, default=0)
+    source: Mapped[str] = mapped_column(String(8), default="live")  # live|import
+    import_key: Mapped[str | None] = mapped_column(String(64), unique=True)
+    tags: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # PDN tags (Event, Site, Round…)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_move_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        Index("ix_games_black_started", "black_id", "started_at"),
+        Index("ix_games_white_started", "white_id", "started_at"),
+        Index("ix_games_status", "status"),
+        Index("ix_games_variant_result", "variant", "result"),
+        Index("ix_games_started", "started_at"),
+    )
+
+
+class Move(Base):
+    """One ply of a game; (game_id, ply) is unique, ply counts from 1."""
+
+    __tablename__ = "moves"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    ply: Mapped[int] = mapped_column(Integer, primary_key=True)
+    move: Mapped[str] = mapped_column(String(80))
+    clock_ms: Mapped[int | None] = mapped_column(Integer)  # mover's time left after the move
+    played_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class AuditEntry(Base):
+    """Who did what to what, when: every admin action writes one in the same transaction."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    actor_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), index=True)
+    action: Mapped[str] = mapped_column(String(40), index=True)
+    target_type: Mapped[str] = mapped_column(String(16))
+    target_id: Mapped[str | None] = mapped_column(String(64))
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    note: Mapped[str | None] = mapped_column(Text)

@@ -1,0 +1,1 @@
+"""The websocket face: endpoint, protocol messages, connection handling."""

@@ -1,0 +1,1 @@
+"""Pure game logic: no I/O, no web framework, no database."""

@@ -1,0 +1,1 @@
+"""Use cases joining rules, storage and broker; they know nothing of HTTP or websockets."""
