@@ -45,6 +45,8 @@ test: lint typecheck pytest
 
 bench: install-dev
 	$(BIN)/python bench/perft.py
+	$(BIN)/python bench/broker.py
+	$(BIN)/python bench/accounts.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache checkers.db
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache checkers.db checkers.db-wal checkers.db-shm

@@ -21,6 +21,8 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
+    # Proxies trusted to set X-Forwarded-For/-Proto (comma-separated IPs or networks, or "*").
+    forwarded_allow_ips: str = "127.0.0.1"
 
     # Accounts
     token_ttl_hours: int = 24 * 30

@@ -1,1 +1,1 @@
-"""Storage: SQLAlchemy models, the engine/session factory and one repository module per aggregate."""
+"""Storage: SQLAlchemy models, the engine and session factory, one repository per aggregate."""

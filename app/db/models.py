@@ -16,7 +16,6 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
-    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -42,7 +41,7 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 
 class User(Base):
-    """A player account: registered (has a password), guest, or a name seen only in imported games."""
+    """A player account: registered (with a password), guest, or a name from imported games."""
 
     __tablename__ = "users"
 
@@ -145,11 +144,12 @@ class Game(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
-        Index("ix_games_black_started", "black_id", "started_at"),
-        Index("ix_games_white_started", "white_id", "started_at"),
+        # (…, started_at, id) serve the archive's keyset pages without a sort step.
+        Index("ix_games_black_started", "black_id", "started_at", "id"),
+        Index("ix_games_white_started", "white_id", "started_at", "id"),
         Index("ix_games_status", "status"),
         Index("ix_games_variant_result", "variant", "result"),
-        Index("ix_games_started", "started_at"),
+        Index("ix_games_started", "started_at", "id"),
     )
 
 

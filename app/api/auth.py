@@ -1,0 +1,94 @@
+"""Accounts over REST: register, log in, log out, guest sessions, and who am I.
+
+Every endpoint that opens a session answers with a `TokenPublic`: the bearer token to send as
+`Authorization: Bearer <token>` on REST calls, and as `/ws?token=<token>` to the websocket.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from fastapi import APIRouter, Response, status
+
+from app.api.deps import BearerDep, CurrentUser, SessionDep, SettingsDep
+from app.api.errors import ApiError, ErrorBody
+from app.api.schemas.users import Credentials, TokenPublic, UserPublic
+from app.services import accounts
+from app.services.accounts import Login
+
+router = APIRouter(prefix="/api/auth", tags=["auth"])
+
+_STATUS: dict[type[accounts.AccountError], int] = {
+    accounts.InvalidName: 422,
+    accounts.WeakPassword: 422,
+    accounts.NameTaken: 409,
+    accounts.BadCredentials: 401,
+    accounts.Banned: 403,
+    accounts.TooManyFailures: 429,
+}
+
+
+@contextmanager
+def account_errors() -> Iterator[None]:
+    """Turn the service's refusals into JSON errors with the matching HTTP status."""
+    try:
+        yield
+    except accounts.AccountError as exc:
+        headers = None
+        if isinstance(exc, accounts.TooManyFailures):
+            headers = {"Retry-After": str(exc.retry_after)}
+        raise ApiError(_STATUS.get(type(exc), 400), exc.code, str(exc), headers) from exc
+
+
+def _token(login: Login) -> TokenPublic:
+    return TokenPublic(
+        access_token=login.token,
+        expires_at=login.expires_at,
+        user=UserPublic.model_validate(login.user),
+    )
+
+
+@router.post(
+    "/register",
+    status_code=status.HTTP_201_CREATED,
+    responses={409: {"model": ErrorBody}, 422: {"model": ErrorBody}},
+)
+async def register(body: Credentials, session: SessionDep, settings: SettingsDep) -> TokenPublic:
+    """Create an account (name: 3-20 of `A-Z a-z 0-9 _ -`; password: 8+ characters, not common)."""
+    with account_errors():
+        return _token(await accounts.register(session, settings, body.name, body.password))
+
+
+@router.post(
+    "/login",
+    responses={
+        401: {"model": ErrorBody},
+        403: {"model": ErrorBody, "description": "banned; the message gives the reason"},
+        429: {"model": ErrorBody, "description": "too many failures; see Retry-After"},
+    },
+)
+async def login(body: Credentials, session: SessionDep, settings: SettingsDep) -> TokenPublic:
+    with account_errors():
+        return _token(await accounts.log_in(session, settings, body.name, body.password))
+
+
+@router.post("/guest", status_code=status.HTTP_201_CREATED)
+async def guest(session: SessionDep, settings: SettingsDep) -> TokenPublic:
+    """Play without registering, under a generated name such as `guest-7f3a2c`."""
+    return _token(await accounts.start_guest(session, settings))
+
+
+@router.post(
+    "/logout", status_code=status.HTTP_204_NO_CONTENT, responses={401: {"model": ErrorBody}}
+)
+async def logout(_user: CurrentUser, credentials: BearerDep, session: SessionDep) -> Response:
+    """Revoke the token this request was made with."""
+    assert credentials is not None  # CurrentUser has checked it
+    await accounts.log_out(session, credentials.credentials)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/me", responses={401: {"model": ErrorBody}})
+async def me(user: CurrentUser) -> UserPublic:
+    return UserPublic.model_validate(user)

@@ -1,0 +1,74 @@
+"""Dependencies of the REST routes, as `Annotated` aliases: `SessionDep`, `CurrentUser`…
+
+They take an `HTTPConnection`, so the session and settings ones also work in websocket routes.
+A bearer token that is sent but not valid is refused (401) even where login is optional: the
+client should learn that its token expired rather than silently play as nobody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.requests import HTTPConnection
+
+from app.api.errors import ApiError
+from app.config import Settings
+from app.db.models import User
+from app.services.accounts import user_for_token
+
+bearer = HTTPBearer(
+    auto_error=False, description="The token from /api/auth/login, register or guest."
+)
+
+
+async def get_session(conn: HTTPConnection) -> AsyncIterator[AsyncSession]:
+    async with conn.app.state.db.session() as session:
+        yield session
+
+
+def get_app_settings(conn: HTTPConnection) -> Settings:
+    settings: Settings = conn.app.state.settings
+    return settings
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+SettingsDep = Annotated[Settings, Depends(get_app_settings)]
+BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def unauthorized(message: str) -> ApiError:
+    return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
+
+
+async def get_optional_user(
+    conn: HTTPConnection, session: SessionDep, credentials: BearerDep
+) -> User | None:
+    if credentials is None:
+        if "authorization" in conn.headers:
+            raise unauthorized("the Authorization header must be 'Bearer <token>'")
+        return None
+    user = await user_for_token(session, credentials.credentials)
+    if user is None:
+        raise unauthorized("the token is unknown or expired, or the account is banned")
+    return user
+
+
+async def get_current_user(user: Annotated[User | None, Depends(get_optional_user)]) -> User:
+    if user is None:
+        raise unauthorized("log in first: send 'Authorization: Bearer <token>'")
+    return user
+
+
+async def get_admin_user(user: Annotated[User, Depends(get_current_user)]) -> User:
+    if user.role != "admin":
+        raise ApiError(403, "forbidden", "only administrators may do this")
+    return user
+
+
+OptionalUser = Annotated[User | None, Depends(get_optional_user)]
+CurrentUser = Annotated[User, Depends(get_current_user)]
+AdminUser = Annotated[User, Depends(get_admin_user)]

@@ -1,0 +1,87 @@
+"""One JSON error shape for the whole REST face: `{"error": CODE, "message": TEXT}`.
+
+Routes raise `ApiError(status, code, message)`; `install_error_handlers` renders it, FastAPI's
+validation errors (as 422 `bad_request` with `details`) and plain HTTP errors the same way, so a
+client never sees a bare `{"detail": ...}` or an HTML 500 page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+
+class ErrorBody(BaseModel):
+    """The body of every error response."""
+
+    error: str
+    message: str
+    details: list[dict[str, Any]] | None = None
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    409: "conflict",
+    413: "too_large",
+    422: "bad_request",
+    429: "rate_limited",
+}
+
+
+def error_response(
+    status_code: int,
+    code: str,
+    message: str,
+    details: list[dict[str, Any]] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> JSONResponse:
+    body = ErrorBody(error=code, message=message, details=details)
+    return JSONResponse(
+        body.model_dump(exclude_none=True), status_code=status_code, headers=headers
+    )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status_code, exc.code, exc.message, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        details = [
+            {"loc": list(err.get("loc", ())), "msg": err.get("msg", "")} for err in exc.errors()
+        ]
+        first = details[0] if details else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(p) for p in first["loc"])
+        return error_response(422, "bad_request", f"{where}: {first['msg']}", details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "error")
+        return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)

@@ -1,0 +1,44 @@
+"""Accounts as the REST face shows them: credentials in, `UserPublic` and `TokenPublic` out."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def _as_utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+# Every stored time is UTC, but SQLite hands them back without a zone: say so in the JSON.
+UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+
+
+class Credentials(BaseModel):
+    """A name and password; the rules for new accounts are checked by the service."""
+
+    name: str = Field(min_length=1, max_length=64, examples=["marion_tinsley"])
+    password: str = Field(min_length=1, max_length=256)
+
+
+class UserPublic(BaseModel):
+    """What anyone may see of an account."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    name: str
+    kind: Literal["registered", "guest", "imported"]
+    role: Literal["player", "admin"]
+    created_at: UtcDatetime
+
+
+class TokenPublic(BaseModel):
+    """A session: send `Authorization: Bearer <access_token>` until `expires_at`."""
+
+    access_token: str
+    token_type: Literal["bearer"] = "bearer"
+    expires_at: UtcDatetime
+    user: UserPublic

@@ -1,0 +1,134 @@
+"""`redis://`: fan-out across processes through Redis pub/sub (redis.asyncio).
+
+Each process keeps one pub/sub connection, subscribed to the channels its local subscribers
+want, and one reader task that hands incoming messages to them. Redis pub/sub keeps no history:
+messages published while the link is down are lost, and consumers resynchronise by version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import RedisError
+
+from app.broker.base import DEFAULT_QUEUE_SIZE, Broker, BrokerUnavailable
+
+logger = logging.getLogger(__name__)
+
+PING_TIMEOUT_SECONDS = 2.0
+SUBSCRIBE_TIMEOUT_SECONDS = 5.0
+RECONNECT_DELAY_SECONDS = 0.5
+
+
+class RedisBroker(Broker):
+    def __init__(self, url: str, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
+        super().__init__(queue_size)
+        self.url = url
+        self._redis: Redis | None = None
+        self._pubsub: PubSub | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        # Channels whose SUBSCRIBE Redis has not confirmed yet.
+        self._confirmations: dict[str, asyncio.Event] = {}
+
+    async def connect(self) -> None:
+        self._redis = Redis.from_url(
+            self.url, decode_responses=True, socket_connect_timeout=PING_TIMEOUT_SECONDS
+        )
+        self._pubsub = self._redis.pubsub()
+        try:
+            await self._redis.ping()
+            await self._pubsub.connect()  # type: ignore[no-untyped-call]
+        except (RedisError, OSError) as exc:
+            await self._close_backend()
+            raise BrokerUnavailable(f"cannot reach Redis at {self.url}: {exc}") from exc
+        self._reader = asyncio.create_task(self._read(self._pubsub), name="redis-broker-reader")
+
+    async def _close_backend(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+            self._reader = None
+        if self._pubsub is not None:
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            self._pubsub = None
+        if self._redis is not None:
+            await self._redis.aclose()
+            self._redis = None
+
+    async def publish(self, channel: str, text: str) -> None:
+        if self._redis is None:
+            raise BrokerUnavailable("the broker is not connected")
+        try:
+            await self._redis.publish(channel, text)
+        except (RedisError, OSError) as exc:
+            raise BrokerUnavailable(f"cannot publish on {channel!r}: {exc}") from exc
+
+    async def ping(self) -> bool:
+        if self._redis is None or self._reader is None or self._reader.done():
+            return False
+        try:
+            async with asyncio.timeout(PING_TIMEOUT_SECONDS):
+                return bool(await self._redis.ping())
+        except (RedisError, OSError, TimeoutError):
+            return False
+
+    async def _listen(self, channel: str) -> None:
+        if self._pubsub is None:
+            raise BrokerUnavailable("the broker is not connected")
+        confirmed = self._confirmations.setdefault(channel, asyncio.Event())
+        try:
+            async with self._lock:
+                await self._pubsub.subscribe(channel)
+            # Redis confirms on the pub/sub connection; until then a PUBLISH from another
+            # connection could overtake the SUBSCRIBE and be lost to this subscriber.
+            async with asyncio.timeout(SUBSCRIBE_TIMEOUT_SECONDS):
+                await confirmed.wait()
+        except (RedisError, OSError, TimeoutError) as exc:
+            raise BrokerUnavailable(f"cannot subscribe to {channel!r}: {exc}") from exc
+        finally:
+            if self._confirmations.get(channel) is confirmed:
+                del self._confirmations[channel]
+
+    async def _unlisten(self, channel: str) -> None:
+        if self._pubsub is None:
+            return
+        async with self._lock:
+            if self._is_wanted(channel):  # a new subscriber arrived meanwhile
+                return
+            try:
+                await self._pubsub.unsubscribe(channel)
+            except (RedisError, OSError) as exc:
+                logger.warning("cannot unsubscribe from %r: %s", channel, exc)
+
+    async def _read(self, pubsub: PubSub) -> None:
+        """Hand every message to the local subscribers; survive Redis restarts."""
+        failing = False
+        while True:
+            try:
+                message: dict[str, Any] | None = await pubsub.get_message(timeout=None)
+            except (RedisError, OSError) as exc:
+                # redis-py reconnects and re-subscribes on the next read.
+                if not failing:
+                    logger.warning("Redis pub/sub connection lost, retrying: %s", exc)
+                    failing = True
+                await asyncio.sleep(RECONNECT_DELAY_SECONDS)
+                continue
+            if failing:
+                logger.warning("Redis pub/sub connection restored")
+                failing = False
+            if message is None:
+                continue
+            kind = message["type"]
+            if kind == "message":
+                self._fan_out(message["channel"], message["data"])
+            elif kind == "subscribe":
+                event = self._confirmations.get(message["channel"])
+                if event is not None:
+                    event.set()

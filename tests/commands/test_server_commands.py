@@ -1,0 +1,167 @@
+"""`checkers migrate`, `checkers create-admin` and `checkers serve`, run as an operator would."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+from websockets.sync.client import connect
+
+from app.db.engine import Database
+from app.db.models import User
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+PASSWORD = "correct-horse-battery"
+
+
+def environment(database_url: str, **extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("REDIS_URL", "CHECKERS_ADMIN_PASSWORD", "DATABASE_URL")
+    }
+    return env | {"DATABASE_URL": database_url, "PYTHONPATH": str(REPO)} | extra
+
+
+def checkers(
+    *args: str, database_url: str, cwd: Path, stdin: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=cwd,
+        env=environment(database_url, **env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+async def role_of(database_url: str, name: str) -> str | None:
+    db = Database(database_url)
+    try:
+        async with db.session() as session:
+            return await session.scalar(select(User.role).where(User.name == name))
+    finally:
+        await db.dispose()
+
+
+def test_migrate_creates_the_sqlite_database_and_can_run_again(tmp_path: Path) -> None:
+    url = "sqlite+aiosqlite:///./var/checkers.db"
+    first = checkers("migrate", database_url=url, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "var" / "checkers.db").is_file()
+    again = checkers("migrate", database_url=url, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "up to date" in again.stdout
+
+
+async def test_create_admin_from_the_environment(db_url: str, tmp_path: Path) -> None:
+    done = checkers(
+        "create-admin", "boss", database_url=db_url, cwd=tmp_path, CHECKERS_ADMIN_PASSWORD=PASSWORD
+    )
+    assert done.returncode == 0, done.stderr
+    assert "boss is an administrator (created)" in done.stdout
+    assert await role_of(db_url, "boss") == "admin"
+
+
+async def test_create_admin_promotes_an_existing_account(db_url: str, tmp_path: Path) -> None:
+    from app.services import accounts
+    from tests.conftest import make_settings
+
+    db = Database(db_url)
+    try:
+        async with db.session() as session:
+            await accounts.register(session, make_settings(), "alice", PASSWORD)
+    finally:
+        await db.dispose()
+    done = checkers("create-admin", "ALICE", database_url=db_url, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "alice is an administrator (promoted)" in done.stdout
+    assert await role_of(db_url, "alice") == "admin"
+
+
+@pytest.mark.parametrize(
+    ("env", "stdin", "message"),
+    [
+        ({"CHECKERS_ADMIN_PASSWORD": "short"}, "", "at least 8 characters"),
+        ({}, f"{PASSWORD}\nsomething-else\n", "the two passwords differ"),
+    ],
+)
+async def test_create_admin_refuses_bad_passwords(
+    db_url: str, tmp_path: Path, env: dict[str, str], stdin: str, message: str
+) -> None:
+    done = checkers("create-admin", "boss", database_url=db_url, cwd=tmp_path, stdin=stdin, **env)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert await role_of(db_url, "boss") is None
+
+
+def test_create_admin_asks_to_migrate_first(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'empty.db'}"
+    done = checkers(
+        "create-admin", "boss", database_url=url, cwd=tmp_path, CHECKERS_ADMIN_PASSWORD=PASSWORD
+    )
+    assert done.returncode == 2
+    assert "checkers migrate" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`checkers serve` on a free port over a migrated SQLite file; yields its base URL."""
+    tmp_path = tmp_path_factory.mktemp("serve")
+    url = f"sqlite+aiosqlite:///{tmp_path / 'checkers.db'}"
+    assert checkers("migrate", database_url=url, cwd=tmp_path).returncode == 0
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as log_file:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+            cwd=tmp_path,
+            env=environment(url),
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            if process.poll() is not None:
+                pytest.fail(f"checkers serve exited:\n{log.read_text()}")
+            try:
+                httpx.get(f"{base}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_serve_answers_over_http(server: str) -> None:
+    assert httpx.get(f"{server}/healthz").json()["status"] == "ok"
+    guest = httpx.post(f"{server}/api/auth/guest")
+    assert guest.status_code == 201
+    me = httpx.get(
+        f"{server}/api/auth/me",
+        headers={"Authorization": f"Bearer {guest.json()['access_token']}"},
+    )
+    assert me.json()["kind"] == "guest"
+
+
+def test_serve_turns_websocket_compression_off(server: str) -> None:
+    """Small game frames cost more to compress than they save (docs/benchmarks.md)."""
+    ws_url = server.replace("http://", "ws://") + "/ws"
+    with connect(ws_url, compression="deflate", open_timeout=10) as ws:
+        assert ws.response is not None
+        assert "Sec-WebSocket-Extensions" not in ws.response.headers
+        assert json.loads(ws.recv(timeout=10))["type"] == "welcome"

@@ -1,0 +1,294 @@
+"""Fixtures shared by the whole suite.
+
+- `--runslow`: run the tests marked `@pytest.mark.slow` (skipped by default).
+- `db_url`: parametrized `sqlite` / `postgres`; each test gets a fresh, migrated database that
+  holds only the seed rows (the three rooms). SQLite: a copy of a file migrated once per session,
+  in `tmp_path`. PostgreSQL (only when `TEST_DATABASE_URL` is set, else skipped with the reason):
+  a uniquely named database created for the session (and dropped at its end), emptied and
+  re-seeded before each test. So concurrent test runs never share tables.
+- `blank_db_url`: the same two kinds, but empty and never migrated (for migration tests).
+- `settings`: `Settings` for `db_url`, built from defaults only (never from the environment; CI
+  exports REDIS_URL): embedded broker `memory://`. `make_settings(**overrides)` builds others.
+- `app`: `create_app(settings)` with its lifespan running (`app.state.db`, `app.state.broker`).
+- `client`: an `httpx.AsyncClient` calling `app` in-process, for REST tests.
+- `redis_url`: a real Redis, from `TEST_REDIS_URL` (default redis://127.0.0.1:6379/0). Tests
+  sharing it use unique channel names.
+- `private_redis`: a redis-server of the test's own on a free port (`.url`, `await .stop()`,
+  `await .start()`), for tests of what happens when Redis goes away.
+- `in_thread(fn, *args)`: run blocking code that starts its own event loop (alembic) from a test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import asyncpg
+import httpx
+import pytest
+from fastapi import FastAPI
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
+from sqlalchemy.engine import make_url
+
+from app.config import Settings
+from app.db.models import Base
+
+T = TypeVar("T")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", help="run tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    return os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class PrivateRedis:
+    """A redis-server of the test's own, which the test may stop and start again."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self._process = await asyncio.create_subprocess_exec(
+            *("redis-server", "--port", str(self.port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no"),
+            stdout=asyncio.subprocess.DEVNULL,
+        )
+        for _ in range(200):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            await writer.wait_closed()
+            return
+        raise RuntimeError("redis-server did not start")
+
+    async def stop(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.terminate()
+            await self._process.wait()
+
+
+@pytest.fixture
+async def private_redis() -> AsyncIterator[PrivateRedis]:
+    server = PrivateRedis()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+# --- databases -------------------------------------------------------------------------------
+
+TEST_DATABASE_URL = os.environ.get("TEST_DATABASE_URL")
+NO_POSTGRES = "postgres: set TEST_DATABASE_URL (e.g. postgresql+asyncpg://postgres@127.0.0.1/test)"
+
+
+def in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """Run blocking code that starts its own event loop (alembic, asyncio.run) off this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(fn, *args).result()
+
+
+def _driver_url(url: str) -> str:
+    """The URL asyncpg itself accepts (no `+asyncpg`)."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def _database_named(name: str) -> str:
+    assert TEST_DATABASE_URL is not None
+    return make_url(TEST_DATABASE_URL).set(database=name).render_as_string(hide_password=False)
+
+
+async def _create_postgres_database(name: str) -> None:
+    conn = await asyncpg.connect(_driver_url(_database_named("postgres")))
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+
+
+async def _drop_postgres_database(name: str) -> None:
+    conn = await asyncpg.connect(_driver_url(_database_named("postgres")))
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A new, empty, uniquely named PostgreSQL database for the duration of the block."""
+    if TEST_DATABASE_URL is None:
+        pytest.skip(NO_POSTGRES)
+    name = f"checkers_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    in_thread(asyncio.run, _create_postgres_database(name))
+    try:
+        yield _database_named(name)
+    finally:
+        in_thread(asyncio.run, _drop_postgres_database(name))
+
+
+@dataclass
+class _SeededPostgres:
+    url: str
+    seed: dict[str, list[asyncpg.Record]]  # the rows the migrations inserted, per table
+
+
+async def _read_seed(url: str) -> dict[str, list[asyncpg.Record]]:
+    conn = await asyncpg.connect(_driver_url(url))
+    try:
+        seed = {}
+        for table in Base.metadata.sorted_tables:
+            rows = await conn.fetch(f'SELECT * FROM "{table.name}"')
+            if rows:
+                seed[table.name] = rows
+        return seed
+    finally:
+        await conn.close()
+
+
+async def _reset(db: _SeededPostgres) -> None:
+    """Empty every table and put the seed rows back: far cheaper than migrating again."""
+    names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    conn = await asyncpg.connect(_driver_url(db.url))
+    try:
+        async with conn.transaction():
+            # A connection left open by a test would otherwise make this wait forever.
+            await conn.execute("SET LOCAL lock_timeout = '10s'")
+            await conn.execute(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+            for table, rows in db.seed.items():
+                await conn.copy_records_to_table(
+                    table, records=[tuple(r) for r in rows], columns=list(rows[0].keys())
+                )
+                if "id" in Base.metadata.tables[table].c:
+                    await conn.execute(
+                        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                        f'(SELECT max(id) FROM "{table}"))'
+                    )
+    finally:
+        await conn.close()
+
+
+@pytest.fixture(scope="session")
+def _postgres_session_database() -> Iterator[_SeededPostgres]:
+    from app.db.migrate import upgrade
+
+    with postgres_database() as url:
+        in_thread(upgrade, url)
+        yield _SeededPostgres(url, in_thread(asyncio.run, _read_seed(url)))
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from app.db.migrate import upgrade
+
+    path = tmp_path_factory.mktemp("sqlite-template") / "checkers.db"
+    in_thread(upgrade, f"sqlite+aiosqlite:///{path}")
+    return path
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A migrated database holding only the seed rows (the rooms), fresh for each test."""
+    if request.param == "sqlite":
+        path = tmp_path / "checkers.db"
+        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+        return f"sqlite+aiosqlite:///{path}"
+    db: _SeededPostgres = request.getfixturevalue("_postgres_session_database")
+    in_thread(asyncio.run, _reset(db))
+    return db.url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def blank_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database that was never migrated, for the migration tests themselves."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'blank.db'}"
+        return
+    with postgres_database() as url:
+        yield url
+
+
+# --- the application -------------------------------------------------------------------------
+
+
+class IsolatedSettings(Settings):
+    """Settings from the constructor's arguments and defaults only, never the environment."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
+
+
+def make_settings(**overrides: Any) -> Settings:
+    """Test settings: the embedded defaults plus `overrides`; CI's REDIS_URL is ignored."""
+    values: dict[str, Any] = {
+        "environment": "test",
+        "redis_url": None,
+        "secret_key": "test-secret-key",
+    }
+    return IsolatedSettings(**(values | overrides))
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return make_settings(database_url=db_url)
+
+
+@pytest.fixture
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    """The application with its lifespan running (database and broker open)."""
+    from app.main import create_app  # here, so that rules tests do not import the web stack
+
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client calling the app in-process, for REST tests."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
