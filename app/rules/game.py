@@ -1,0 +1,181 @@
+"""A game record: start position, moves, and how the game ended, with incremental draw tracking.
+
+The rules decide loss by having no move and the automatic draws (repetition, move limits, the
+pool kings ending) at the ply they occur. The server adds the endings it decides (resignation,
+timeout, agreement, …) through ``Game.end``. Tracking is incremental: a move costs the same at
+ply 10 and at ply 300, because history that can no longer repeat is dropped on irreversible moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from app.rules.board import LONG_DIAGONAL, Color
+from app.rules.errors import GameOverError
+from app.rules.moves import Move
+from app.rules.position import Position, PositionKey
+from app.rules.variants import Variant, get_variant
+
+
+class Termination(StrEnum):
+    """Why a game ended. The first four are decided by the rules, the rest by the server."""
+
+    NO_MOVES = "no_moves"
+    REPETITION = "repetition"
+    MOVE_LIMIT = "move_limit"
+    KINGS_ENDGAME = "kings_endgame"
+    RESIGNATION = "resignation"
+    TIMEOUT = "timeout"
+    AGREEMENT = "agreement"
+    ABANDONED = "abandoned"
+    ABORTED = "aborted"
+    ADMIN = "admin"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended; ``winner`` is None for a draw (and for an aborted game)."""
+
+    termination: Termination
+    winner: Color | None = None
+
+    def result(self) -> str:
+        """The PDN result: ``1-0`` when Black (the first mover) won, ``0-1`` White, else a draw."""
+        if self.winner is Color.BLACK:
+            return "1-0"
+        if self.winner is Color.WHITE:
+            return "0-1"
+        return "1/2-1/2"
+
+
+class Game:
+    """The record of one game and the automatic endings of its variant."""
+
+    def __init__(self, variant: Variant | str, start_fen: str | None = None) -> None:
+        self.variant = get_variant(variant) if isinstance(variant, str) else variant
+        self.start_position = self.variant.position(start_fen)
+        self.start_fen = self.start_position.fen()
+        self.position = self.start_position
+        self.moves: list[Move] = []
+        self._outcome: Outcome | None = None
+        # Positions seen since the last irreversible move, with their counts.
+        self._seen: dict[PositionKey, int] = {self.position.key(): 1}
+        # Plies since the move-limit count was last reset; the draw comes at move_limit_plies.
+        self.quiet_plies = 0
+        # Moves made by each side since the pool 3-kings-against-1 ending began (None outside).
+        self._ending_moves: dict[Color, int] | None = (
+            {Color.BLACK: 0, Color.WHITE: 0}
+            if self.variant.kings_ending_draw and self._in_kings_ending(self.position)
+            else None
+        )
+        if not self.position.has_legal_moves():
+            self._outcome = Outcome(Termination.NO_MOVES, self.position.turn.other)
+
+    @classmethod
+    def replay(
+        cls, variant: Variant | str, moves: Iterable[str | Move], start_fen: str | None = None
+    ) -> Game:
+        """A game rebuilt from stored move texts; raises the first move's ``RulesError``."""
+        game = cls(variant, start_fen)
+        for move in moves:
+            game.play(move)
+        return game
+
+    @property
+    def ply(self) -> int:
+        return len(self.moves)
+
+    def fen(self) -> str:
+        return self.position.fen()
+
+    def legal_moves(self) -> list[Move]:
+        return [] if self._outcome else self.position.legal_moves()
+
+    def outcome(self) -> Outcome | None:
+        """How the game ended, or None while it goes on."""
+        return self._outcome
+
+    def is_over(self) -> bool:
+        return self._outcome is not None
+
+    def end(self, outcome: Outcome) -> None:
+        """Record an ending the server decides (resignation, timeout, agreement, …)."""
+        if self._outcome is not None:
+            raise GameOverError(
+                f"the game is already over ({self._outcome.termination.value}) in {self.fen()}",
+                fen=self.fen(),
+            )
+        self._outcome = outcome
+
+    def play(self, move: str | Move) -> Move:
+        """Parse, check and apply one move, then apply any ending it brings; returns the move."""
+        text = move if isinstance(move, str) else str(move)
+        before = self.position
+        if self._outcome is not None:
+            raise GameOverError(
+                f"cannot play {text!r}: the game is already over "
+                f"({self._outcome.termination.value}) in {before.fen()}",
+                move=text,
+                fen=before.fen(),
+            )
+        internal = before._find(text)
+        played = before._public(internal)
+        after = before._apply(internal)
+        self.position = after
+        self.moves.append(played)
+        source, target = 1 << internal[0][0], 1 << internal[0][-1]
+        man_moved = bool((before.black_men | before.white_men) & source)
+        promoted = man_moved and bool((after.black_kings | after.white_kings) & target)
+        self._track(before.turn, after, internal[1] != 0, man_moved, promoted)
+        return played
+
+    def _track(
+        self, mover: Color, after: Position, capture: bool, man_moved: bool, promoted: bool
+    ) -> None:
+        if capture or man_moved:
+            self._seen.clear()
+        key = after.key()
+        repeats = self._seen.get(key, 0) + 1
+        self._seen[key] = repeats
+        rules = self.variant
+        resets = capture or (man_moved if rules.man_moves_reset_move_limit else promoted)
+        self.quiet_plies = 0 if resets else self.quiet_plies + 1
+        kings_draw = rules.kings_ending_draw and self._track_kings_ending(mover, after)
+
+        if not after.has_legal_moves():
+            self._outcome = Outcome(Termination.NO_MOVES, mover)
+        elif repeats >= rules.repetitions_to_draw:
+            self._outcome = Outcome(Termination.REPETITION)
+        elif self.quiet_plies >= rules.move_limit_plies:
+            self._outcome = Outcome(Termination.MOVE_LIMIT)
+        elif kings_draw:
+            self._outcome = Outcome(Termination.KINGS_ENDGAME)
+
+    @staticmethod
+    def _in_kings_ending(position: Position) -> bool:
+        """Exactly four pieces, all kings, three against one."""
+        black_kings = position.count(Color.BLACK, kings=True)
+        white_kings = position.count(Color.WHITE, kings=True)
+        return (
+            position.black_men == position.white_men == 0
+            and black_kings + white_kings == 4
+            and black_kings in (1, 3)
+        )
+
+    def _track_kings_ending(self, mover: Color, after: Position) -> bool:
+        """Pool 3 kings v 1: a draw after the lone king's 13th move in the ending, or after the
+        stronger side's 5th move while the lone king stands on the long diagonal."""
+        if not self._in_kings_ending(after):
+            self._ending_moves = None
+            return False
+        if self._ending_moves is None:
+            self._ending_moves = {Color.BLACK: 0, Color.WHITE: 0}
+            return False
+        self._ending_moves[mover] += 1
+        lone = Color.BLACK if after.count(Color.BLACK) == 1 else Color.WHITE
+        if mover is lone:
+            return self._ending_moves[lone] >= 13
+        lone_king = after.black_kings if lone is Color.BLACK else after.white_kings
+        return self._ending_moves[mover] >= 5 and bool(lone_king & LONG_DIAGONAL)

@@ -1,0 +1,260 @@
+"""PDN (Portable Draughts Notation) reading and writing.
+
+The reader streams: it takes any iterable of lines (an open file) and yields one ``PdnGame`` at a
+time, so a large archive never sits in memory. It is tolerant of real files (comments, nested
+variations, NAGs, move numbers in every style, ``x`` for steps, FEN-only records) and reports
+an unreadable record through ``PdnGame.error`` instead of aborting the file. It does not check
+legality: replay the moves with ``Game`` for that.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from app.rules.game import Game
+from app.rules.moves import Move
+from app.rules.variants import ENGLISH, POOL, Variant
+
+
+class PdnError(ValueError):
+    """A PDN record that cannot be used."""
+
+
+class UnsupportedGameTypeError(PdnError):
+    """The record is for another game (GameType other than 21 English or 23 pool)."""
+
+
+GAME_TYPE_NAMES = {
+    20: "international draughts",
+    22: "Italian draughts",
+    24: "Spanish draughts",
+    25: "Russian draughts",
+    26: "Brazilian draughts",
+    27: "Canadian draughts",
+    28: "Portuguese draughts",
+    29: "Czech draughts",
+    30: "Turkish draughts",
+    31: "Thai draughts",
+    40: "Frisian draughts",
+}
+RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+# Scores some programs write (two points per game) mapped to the PDN results.
+_RESULT_ALIASES = {"2-0": "1-0", "0-2": "0-1", "1-1": "1/2-1/2", "0-0": "*"}
+STANDARD_TAGS = ("Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType", "FEN")
+
+_TAG = re.compile(r'\[\s*([A-Za-z0-9_]+)\s*"((?:[^"\\]|\\.)*)"\s*\]')
+_TOKEN = re.compile(
+    r"(?P<result>1-0|0-1|1/2-1/2|2-0|0-2|1-1|0-0|\*)(?![\w/-])"
+    r"|(?P<number>\d+\s*\.(?:\s*\.\.)?)"
+    r"|(?P<move>\d{1,2}(?:\s*[-xX:]\s*\d{1,2})+)[!?]*"
+    r"|(?P<annotation>\$\d+|[!?]+|\.\.\.?|…)"
+)
+
+
+@dataclass
+class PdnGame:
+    """One record of a PDN file: ``moves`` are the move texts as written (spaces removed)."""
+
+    tags: dict[str, str] = field(default_factory=dict)
+    moves: list[str] = field(default_factory=list)
+    result: str | None = None
+    """The game termination marker, else the Result tag, else None."""
+    line: int = 0
+    """The line of the file where the record starts (1-based)."""
+    error: str | None = None
+    """Why the record could not be read, or None."""
+
+    @property
+    def fen(self) -> str | None:
+        return self.tags.get("FEN") or None
+
+    def variant(self, default: Variant = ENGLISH) -> Variant:
+        """The variant from the GameType tag (``default`` when absent)."""
+        raw = self.tags.get("GameType", "").strip()
+        if not raw:
+            return default
+        head = raw.split(",")[0].strip()
+        number = int(head) if head.isdigit() else None
+        if number == ENGLISH.pdn_game_type:
+            return ENGLISH
+        if number == POOL.pdn_game_type:
+            return POOL
+        name = GAME_TYPE_NAMES.get(number, "an unknown game") if number is not None else "unknown"
+        raise UnsupportedGameTypeError(
+            f"GameType {raw!r} ({name}) is not supported: only English draughts (21) and "
+            "American pool checkers (23) can be read"
+        )
+
+    def game(self, default: Variant = ENGLISH) -> Game:
+        """The game replayed with its variant's rules; raises the first illegal move's error."""
+        return Game.replay(self.variant(default), self.moves, self.fen)
+
+
+class _Reader:
+    """The state of one pass over a file: the record being built and open comments."""
+
+    def __init__(self) -> None:
+        self.game = PdnGame()
+        self.in_comment = False
+        self.variation_depth = 0
+        self.started = False
+
+    def start(self, line: int) -> None:
+        if not self.started:
+            self.game.line = line
+            self.started = True
+
+    def take(self) -> PdnGame | None:
+        """The finished record (None when nothing was read since the last one)."""
+        game = self.game if self.started else None
+        if game is not None and game.result is None:
+            declared = game.tags.get("Result")
+            game.result = declared if declared in RESULTS else None
+        self.game = PdnGame()
+        self.started = False
+        self.variation_depth = 0
+        return game
+
+    def fail(self, message: str) -> None:
+        if self.game.error is None:
+            self.game.error = message
+
+
+def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
+    """Yield the records of a PDN text, game by game, from a stream of lines or a string."""
+    lines: Iterable[str] = io.StringIO(source) if isinstance(source, str) else source
+    reader = _Reader()
+    number = 0
+    for number, raw in enumerate(lines, 1):
+        line = raw.rstrip("\r\n")
+        if line.startswith("%") and not reader.in_comment:
+            continue
+        if (reader.in_comment or reader.variation_depth) and _TAG.match(line):
+            # A tag line inside an open comment or variation: the brace or parenthesis was never
+            # closed. Fail that record rather than swallow the rest of the file.
+            reader.fail(
+                f"line {number}: {'comment' if reader.in_comment else 'variation'} not closed"
+            )
+            reader.in_comment = False
+            reader.variation_depth = 0
+        pos = 0
+        end = len(line)
+        while pos < end:
+            if reader.in_comment:
+                close = line.find("}", pos)
+                if close < 0:
+                    break
+                reader.in_comment = False
+                pos = close + 1
+                continue
+            char = line[pos]
+            if char.isspace():
+                pos += 1
+            elif char == "{":
+                reader.in_comment = True
+                pos += 1
+            elif char == ";":
+                break
+            elif char == "(":
+                reader.start(number)
+                reader.variation_depth += 1
+                pos += 1
+            elif reader.variation_depth:
+                if char == ")":
+                    reader.variation_depth -= 1
+                pos += 1
+            elif char == ")":
+                reader.start(number)
+                reader.fail(f"line {number}: ')' without '('")
+                pos += 1
+            elif char == "[":
+                tag = _TAG.match(line, pos)
+                game = reader.game
+                if game.moves or game.result is not None or (tag and tag.group(1) in game.tags):
+                    finished = reader.take()
+                    if finished is not None:
+                        yield finished
+                reader.start(number)
+                if tag is None:
+                    reader.fail(f"line {number}: malformed tag {line[pos:].strip()!r}")
+                    break
+                reader.game.tags[tag.group(1)] = tag.group(2).replace('\\"', '"')
+                pos = tag.end()
+            else:
+                token = _TOKEN.match(line, pos)
+                reader.start(number)
+                if token is None:
+                    word = line[pos:].split(None, 1)[0]
+                    reader.fail(f"line {number}: unexpected {word!r}")
+                    pos += len(word)
+                    continue
+                pos = token.end()
+                if token.group("move"):
+                    reader.game.moves.append(re.sub(r"\s+", "", token.group("move")).lower())
+                elif token.group("result"):
+                    result = token.group("result")
+                    reader.game.result = _RESULT_ALIASES.get(result, result)
+                    finished = reader.take()
+                    if finished is not None:
+                        yield finished
+    if reader.in_comment or reader.variation_depth:
+        reader.start(number)
+        reader.fail(f"line {number}: {'comment' if reader.in_comment else 'variation'} not closed")
+    finished = reader.take()
+    if finished is not None:
+        yield finished
+
+
+def write_game(
+    tags: Mapping[str, str],
+    moves: Sequence[str | Move],
+    result: str,
+    comments: Mapping[int, str] | None = None,
+) -> str:
+    """One PDN record: tags in standard order, numbered moves wrapped near 80 columns, result.
+
+    ``comments`` maps a ply (1 = first move) to text placed in ``{}`` after that move; clock
+    readings go there. The output ends with a blank line so records can be concatenated.
+    """
+    if result not in RESULTS:
+        raise ValueError(f"result must be one of {', '.join(RESULTS)}, not {result!r}")
+    values = dict(tags)
+    values["Result"] = result
+    order = [t for t in STANDARD_TAGS if t in values] + [
+        t for t in values if t not in STANDARD_TAGS
+    ]
+    lines = [f'[{name} "{_escape(values[name])}"]' for name in order]
+
+    white_first = values.get("FEN", "B").strip()[:1].upper() == "W"
+    notes = comments or {}
+    tokens: list[str] = []
+    for ply, move in enumerate(moves, 1):
+        # Pairs are numbered from Black, the first mover; a number stays with its move.
+        index = ply if white_first else ply - 1
+        if index % 2 == 0:
+            tokens.append(f"{index // 2 + 1}. {move}")
+        elif ply == 1:
+            tokens.append(f"1... {move}")
+        else:
+            tokens.append(str(move))
+        if ply in notes:
+            tokens.append("{" + notes[ply].replace("}", ")").replace("{", "(") + "}")
+    tokens.append(result)
+
+    text: list[str] = []
+    current = ""
+    for token in tokens:
+        if current and len(current) + 1 + len(token) > 80:
+            text.append(current)
+            current = token
+        else:
+            current = f"{current} {token}" if current else token
+    text.append(current)
+    return "\n".join(lines) + "\n\n" + "\n".join(text) + "\n\n"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")

@@ -1,0 +1,45 @@
+"""Invariants over positions from random playouts of both variants: notation and FEN agree
+with move generation."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from app.rules import AmbiguousMoveError, Game, Position, get_variant
+
+
+def playout_positions(variant: str, games: int, seed: int) -> list[Position]:
+    """Every position of a few random games (positions are immutable, so they can be kept)."""
+    rng = random.Random(seed)
+    positions = []
+    for _ in range(games):
+        game = Game(variant)
+        while game.outcome() is None and game.ply < 150:
+            positions.append(game.position)
+            game.play(rng.choice(game.legal_moves()))
+    return positions
+
+
+@pytest.mark.parametrize("variant", ["english", "pool"])
+def test_every_legal_move_reads_back_from_its_text(variant: str) -> None:
+    for position in playout_positions(variant, games=12, seed=11):
+        moves = position.legal_moves()
+        assert len({str(m) for m in moves}) == len(moves)
+        for move in moves:
+            assert position.parse_move(str(move)) == move
+            short = f"{move.start}{'x' if move.is_capture else '-'}{move.end}"
+            try:
+                assert position.parse_move(short) == move
+            except AmbiguousMoveError as refused:
+                assert str(move) in refused.paths
+
+
+@pytest.mark.parametrize("variant", ["english", "pool"])
+def test_fen_round_trips_and_repeats_the_same_moves(variant: str) -> None:
+    rules = get_variant(variant)
+    for position in playout_positions(variant, games=12, seed=12):
+        copy = rules.position(position.fen())
+        assert copy == position and copy.fen() == position.fen()
+        assert copy.legal_moves() == position.legal_moves()

@@ -1,0 +1,67 @@
+"""The game record: playing moves, endings decided by the server, outcomes and results."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.rules import Color, Game, GameOverError, Outcome, Termination, get_variant
+
+
+def test_a_game_records_moves_and_positions() -> None:
+    game = Game("english")
+    assert game.ply == 0 and game.outcome() is None
+    move = game.play("11-15")
+    assert str(move) == "11-15" and game.moves == [move] and game.ply == 1
+    assert game.position.turn is Color.WHITE
+    assert game.fen() == "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,12,15"
+    assert len(game.legal_moves()) == 7
+    assert game.start_fen == get_variant("english").starting_fen
+
+
+def test_replay_rebuilds_a_game_from_move_texts() -> None:
+    game = Game.replay("english", ["11-15", "23-19", "8-11", "22-17"])
+    assert game.ply == 4 and game.position.turn is Color.BLACK
+
+
+def test_server_endings_and_results() -> None:
+    game = Game(get_variant("pool"))
+    game.play("11-15")
+    game.end(Outcome(Termination.RESIGNATION, winner=Color.WHITE))
+    assert game.outcome() == Outcome(Termination.RESIGNATION, Color.WHITE)
+    assert game.legal_moves() == []
+    with pytest.raises(GameOverError) as refused:
+        game.play("23-19")
+    assert refused.value.code == "game_over" and "23-19" in str(refused.value)
+    assert game.fen() in str(refused.value)
+    with pytest.raises(GameOverError):
+        game.end(Outcome(Termination.AGREEMENT))
+
+
+def test_outcome_results_follow_pdn() -> None:
+    assert Outcome(Termination.TIMEOUT, Color.BLACK).result() == "1-0"
+    assert Outcome(Termination.NO_MOVES, Color.WHITE).result() == "0-1"
+    assert Outcome(Termination.AGREEMENT).result() == "1/2-1/2"
+
+
+def test_termination_and_color_values_are_stable_strings() -> None:
+    assert [t.value for t in Termination] == [
+        "no_moves", "repetition", "move_limit", "kings_endgame", "resignation",
+        "timeout", "agreement", "abandoned", "aborted", "admin",
+    ]  # fmt: skip
+    assert Color.BLACK.value == "black" and Color.BLACK.other is Color.WHITE
+
+
+def test_irreversible_moves_clear_the_repetition_history() -> None:
+    # Positions before a man move can never come back, so they are not kept.
+    game = Game("english", "B:W32,K28:B1,K5")
+    for text in ["5-9", "28-24", "9-5", "24-28"] * 2:
+        game.play(text)
+    game.play("1-6")
+    for text in ["28-24", "5-9", "24-28", "9-5"] * 3:
+        game.play(text)
+    assert game.outcome() is None
+    game.play("28-24")
+    game.play("5-9")
+    game.play("24-28")
+    game.play("9-5")
+    assert game.outcome() == Outcome(Termination.REPETITION)
