@@ -8,6 +8,8 @@ unreadable=U``. Bad arguments or a bad FEN give a one-line error and exit status
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
     from app.rules import Variant
 
 USAGE_ERROR = 2
+MAX_PERFT_DEPTH = 30
+"""Deeper trees cannot be counted in any lifetime, and the search recursion would overflow."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     _variant_options(perft)
     perft.add_argument("--divide", action="store_true", help="also print the count per first move")
-    perft.add_argument("depth", type=int, metavar="DEPTH", help="plies to search (0 or more)")
+    perft.add_argument(
+        "depth", type=int, metavar="DEPTH", help=f"plies to search (0 to {MAX_PERFT_DEPTH})"
+    )
     perft.set_defaults(func=run_perft)
 
     moves = subparsers.add_parser("moves", help="list the legal moves of a position")
@@ -73,8 +79,8 @@ def run_perft(args: argparse.Namespace) -> int:
     variant = _variant(args.variant)
     if variant is None:
         return USAGE_ERROR
-    if args.depth < 0:
-        return _fail(f"perft depth must be 0 or more, not {args.depth}")
+    if not 0 <= args.depth <= MAX_PERFT_DEPTH:
+        return _fail(f"perft depth must be 0 to {MAX_PERFT_DEPTH}, not {args.depth}")
     try:
         position = variant.position(args.fen)
     except RulesError as exc:
@@ -106,6 +112,9 @@ def run_moves(args: argparse.Namespace) -> int:
             print(move)
         return 0
     out = sys.stdout
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        # Undecodable bytes make an invalid FEN on that line, not a traceback.
+        sys.stdin.reconfigure(errors="replace")
     for number, line in enumerate(sys.stdin, 1):
         fen = line.strip()
         if not fen:
@@ -126,6 +135,13 @@ def run_replay(args: argparse.Namespace) -> int:
     default = _variant(args.variant)
     if default is None:
         return USAGE_ERROR
+    for path in args.files:
+        # Every file is checked before any output: a bad argument is a one-line error only.
+        if os.path.isdir(path):
+            return _fail(f"cannot read {path}: it is a directory")
+        if not os.access(path, os.R_OK):
+            reason = "no such file" if not os.path.exists(path) else "permission denied"
+            return _fail(f"cannot read {path}: {reason}")
     games = moves = illegal = unreadable = 0
     for path in args.files:
         try:

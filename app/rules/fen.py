@@ -8,7 +8,7 @@ from typing import NamedTuple
 from app.rules.board import Color, bit_indices
 from app.rules.errors import InvalidFenError
 
-_ITEM = re.compile(r"(K?)(\d{1,2})(?:-(\d{1,2}))?")
+_ITEM = re.compile(r"(K?)([0-9]{1,2})(?:-([0-9]{1,2}))?")
 
 
 class Placement(NamedTuple):
@@ -25,7 +25,7 @@ def parse_fen(text: str) -> Placement:
     """Read a PDN FEN such as ``B:W18,24,K10:B12,K22`` or ``W:W21-32:B1-12.``."""
     compact = re.sub(r"\s+", "", text).removesuffix(".")
     fields = compact.split(":")
-    if len(fields) < 1 or fields[0].upper() not in ("B", "W"):
+    if fields[0].upper() not in ("B", "W"):
         raise InvalidFenError(f"invalid FEN {text!r}: it must start with the side to move, B or W")
     turn = Color.BLACK if fields[0].upper() == "B" else Color.WHITE
     sets: dict[Color, list[int]] = {Color.BLACK: [0, 0], Color.WHITE: [0, 0]}

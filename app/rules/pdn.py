@@ -50,8 +50,11 @@ _TOKEN = re.compile(
     r"(?P<result>1-0|0-1|1/2-1/2|2-0|0-2|1-1|0-0|\*)(?![\w/-])"
     r"|(?P<number>\d+\s*\.(?:\s*\.\.)?)"
     r"|(?P<move>\d{1,2}(?:\s*[-xX:]\s*\d{1,2})+)[!?]*"
-    r"|(?P<annotation>\$\d+|[!?]+|\.\.\.?|…)"
+    r"|(?P<annotation>\$\d+|[!?]+|\.\.\.?|…)",
+    re.ASCII,
 )
+# The two escapes of a tag value, as in PGN: \" and \\ (any other backslash is kept).
+_ESCAPED = re.compile(r"\\([\\\"])")
 
 
 @dataclass
@@ -125,16 +128,19 @@ class _Reader:
 
 def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
     """Yield the records of a PDN text, game by game, from a stream of lines or a string."""
-    lines: Iterable[str] = io.StringIO(source) if isinstance(source, str) else source
+    lines: Iterable[str] = io.StringIO(source, newline=None) if isinstance(source, str) else source
     reader = _Reader()
     number = 0
     for number, raw in enumerate(lines, 1):
-        line = raw.rstrip("\r\n")
+        # A byte order mark starts the file, or each part of files joined with cat.
+        line = raw.rstrip("\r\n").removeprefix("\ufeff")
         if line.startswith("%") and not reader.in_comment:
             continue
-        if (reader.in_comment or reader.variation_depth) and _TAG.match(line):
-            # A tag line inside an open comment or variation: the brace or parenthesis was never
-            # closed. Fail that record rather than swallow the rest of the file.
+        still_open = "}" not in line if reader.in_comment else reader.variation_depth > 0
+        if still_open and _TAG.match(line):
+            # A tag line inside a comment it does not close, or inside a variation: the brace or
+            # parenthesis was never closed. Fail that record rather than swallow the rest of the
+            # file. (A tag quoted in a comment that closes on the same line is comment text.)
             reader.fail(
                 f"line {number}: {'comment' if reader.in_comment else 'variation'} not closed"
             )
@@ -179,16 +185,16 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
                         yield finished
                 reader.start(number)
                 if tag is None:
-                    reader.fail(f"line {number}: malformed tag {line[pos:].strip()!r}")
+                    reader.fail(f"line {number}: malformed tag {_excerpt(line[pos:].strip())!r}")
                     break
-                reader.game.tags[tag.group(1)] = tag.group(2).replace('\\"', '"')
+                reader.game.tags[tag.group(1)] = _ESCAPED.sub(r"\1", tag.group(2))
                 pos = tag.end()
             else:
                 token = _TOKEN.match(line, pos)
                 reader.start(number)
                 if token is None:
                     word = line[pos:].split(None, 1)[0]
-                    reader.fail(f"line {number}: unexpected {word!r}")
+                    reader.fail(f"line {number}: unexpected {_excerpt(word)!r}")
                     pos += len(word)
                     continue
                 pos = token.end()
@@ -206,6 +212,11 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
     finished = reader.take()
     if finished is not None:
         yield finished
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    """``text`` cut short for an error message (a binary file can have a megabyte-long word)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def write_game(
@@ -257,4 +268,5 @@ def write_game(
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+    value = value.replace("\\", "\\\\").replace('"', '\\"')
+    return value.replace("\r\n", " ").replace("\r", " ").replace("\n", " ")

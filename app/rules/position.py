@@ -80,6 +80,8 @@ class Position:
         )
 
     def piece_at(self, square: Square) -> Piece | None:
+        if not 1 <= square <= 32:
+            raise ValueError(f"squares are numbered 1 to 32, not {square}")
         bit = 1 << (square - 1)
         if (self.black_men | self.black_kings) & bit:
             return Piece(Color.BLACK, bool(self.black_kings & bit))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,9 +57,17 @@ def test_bad_fen_or_argument_is_a_one_line_error_with_status_2() -> None:
         ["moves", "--fen", "Z:W1"],
         ["perft", "--variant", "chess", "1"],
         ["perft", "-1"],
+        ["perft", "31"],
+        ["perft", "99999999999999999999"],  # overflowed the recursion before
+        ["perft", "--fen", "B:W1-33", "1"],
+        ["moves", "--fen", ""],
+        ["moves", "--fen", "B:W5:B5"],
         ["perft"],
         ["perft", "deep"],
         ["replay", "/nonexistent/games.pdn"],
+        # Files are checked before any game is reported: no partial output, status 2.
+        ["replay", str(DATA / "goulds.pdn"), "/nonexistent/games.pdn"],
+        ["replay", str(DATA / "goulds.pdn"), str(DATA)],
     )
     for args in cases:
         run = checkers(*args)
@@ -86,3 +95,23 @@ def test_replay_reports_illegal_and_unreadable_games(tmp_path: Path) -> None:
     assert lines[0].startswith(f"{pdn}: game 1 [Bad move]: illegal at ply 3 '15-11'")
     assert "game 3 [Other game]: unreadable: GameType '25'" in lines[1]
     assert lines[-1] == "games=16 moves=4 illegal=1 unreadable=14"
+
+
+def test_moves_batch_turns_undecodable_stdin_into_a_bad_fen_error() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "app.cli", "moves", "--batch"],
+        input=b"B:W15,22:B11\n\xff\xfe\n",
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+    )
+    assert run.returncode == 2 and run.stdout == b"11x18x25\n"
+    assert run.stderr.decode().count("\n") == 1 and "stdin line 2" in run.stderr.decode()
+
+
+def test_replay_reads_files_with_a_byte_order_mark_and_crlf(tmp_path: Path) -> None:
+    pdn = tmp_path / "bom.pdn"
+    pdn.write_bytes(b'\xef\xbb\xbf[Event "BOM"]\r\n1. 11-15 23-19 *\r\n')
+    run = checkers("replay", str(pdn))
+    assert run.returncode == 0 and run.stdout == "games=1 moves=2 illegal=0 unreadable=0\n"

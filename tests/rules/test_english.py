@@ -131,3 +131,19 @@ def test_rule_8_a_man_move_resets_the_forty_move_count() -> None:
     game.play("29-25")
     assert game.quiet_plies == 0
     assert game.outcome() is None
+
+
+def test_rule_8_a_capture_resets_the_forty_move_count() -> None:
+    game = Game(ENGLISH, "B:WK32:BK1,K3")
+    for text in ["3-7", "32-27", "7-3", "27-23", "3-7", "23-18", "7-3", "18-14", "3-7", "14-10"]:
+        game.play(text)
+    assert game.quiet_plies == 10
+    game.play("7x14")
+    assert game.quiet_plies == 0
+
+
+def test_rule_8_draw_by_agreement_is_recorded_by_the_server() -> None:
+    game = Game(ENGLISH)
+    game.play("11-15")
+    game.end(Outcome(Termination.AGREEMENT))
+    assert game.outcome() == Outcome(Termination.AGREEMENT) and game.legal_moves() == []

@@ -65,3 +65,37 @@ def test_irreversible_moves_clear_the_repetition_history() -> None:
     game.play("24-28")
     game.play("9-5")
     assert game.outcome() == Outcome(Termination.REPETITION)
+
+
+@pytest.mark.parametrize(
+    ("variant", "fen", "cycle", "termination"),
+    [
+        ("english", "B:W18:B14", ["14x23"], Termination.NO_MOVES),
+        ("pool", "B:W18:B14", ["14x23"], Termination.NO_MOVES),
+        ("english", "B:WK32:BK1", ["1-5", "32-28", "5-1", "28-32"] * 4, Termination.REPETITION),
+        ("pool", "B:WK32:BK1", ["1-5", "32-28", "5-1", "28-32"] * 2, Termination.REPETITION),
+    ],
+)
+def test_a_game_ended_by_the_rules_refuses_further_moves(
+    variant: str, fen: str, cycle: list[str], termination: Termination
+) -> None:
+    game = Game(variant, fen)
+    for text in cycle:
+        game.play(text)
+    outcome = game.outcome()
+    assert outcome is not None and outcome.termination is termination
+    assert game.legal_moves() == []
+    with pytest.raises(GameOverError) as refused:
+        game.play("5-9")
+    assert "'5-9'" in str(refused.value) and game.fen() in str(refused.value)
+    assert game.ply == len(cycle)
+
+
+def test_a_game_set_up_from_fen_counts_from_zero_and_counts_its_start_position() -> None:
+    game = Game("english", "B:WK32:BK1")
+    assert game.quiet_plies == 0 and game.ply == 0
+    for text in ["1-5", "32-28", "5-1", "28-32"] * 3 + ["1-5", "32-28", "5-1"]:
+        game.play(text)
+    assert game.outcome() is None
+    game.play("28-32")  # the start position's fifth occurrence
+    assert game.outcome() == Outcome(Termination.REPETITION)

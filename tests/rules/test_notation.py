@@ -104,3 +104,34 @@ def test_unknown_variant_is_a_value_error() -> None:
     assert get_variant("English").name == "english"
     assert get_variant("pool").pdn_game_type == 23 and get_variant("english").pdn_game_type == 21
     assert "pool" in get_variant("pool").aliases
+
+
+def test_only_ascii_digits_name_squares() -> None:
+    # Python's \d also matches other scripts' digits ("１２" is 12 to int()).
+    with pytest.raises(InvalidFenError):
+        ENGLISH.position("B:W１２:B1")
+    with pytest.raises(InvalidMoveError):
+        ENGLISH.position().parse_move("１１-１５")
+
+
+def test_piece_at_refuses_squares_off_the_board() -> None:
+    for square in (0, 33):
+        with pytest.raises(ValueError, match="1 to 32"):
+            ENGLISH.position().piece_at(square)
+
+
+def test_fen_reading_is_case_and_space_tolerant() -> None:
+    assert (
+        ENGLISH.position("b:bk1-3,12:w21-32").fen()
+        == ENGLISH.position("B:W21-32:B12,K1,K2,K3").fen()
+    )
+    assert ENGLISH.position("W : W 18 , k 10 : B 12 .").fen() == "W:W18,K10:B12"
+
+
+@pytest.mark.parametrize(
+    "fen",
+    ["B:W1,:B2", "B:W1-:B2", "B:WK:B2", "B::B2", "B:W1:B2:", "BW:W1", "B:W1-2-3", "B:W1;B2", "."],
+)
+def test_malformed_fen_is_an_invalid_fen_error_not_a_crash(fen: str) -> None:
+    with pytest.raises(InvalidFenError, match="invalid FEN"):
+        ENGLISH.position(fen)

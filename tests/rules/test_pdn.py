@@ -154,3 +154,34 @@ def test_written_game_from_a_setup_position_reads_back() -> None:
     assert "1... 27-23 2. 5-9 23-19 *" in pdn
     (record,) = read_games(pdn)
     assert record.game().fen() == game.fen()
+
+
+def test_reader_ignores_a_byte_order_mark_and_any_line_ending() -> None:
+    text = '\ufeff[Event "bom"]\r\n1. 11-15 23-19 *\r\n\ufeff[Event "mac"]\r1. 9-13 *\r'
+    bom, mac = read_games(text)
+    assert bom.error is None and bom.tags == {"Event": "bom"} and bom.moves == ["11-15", "23-19"]
+    assert mac.error is None and mac.moves == ["9-13"] and mac.line == 3
+
+
+def test_tag_values_are_unescaped_as_the_writer_escapes_them() -> None:
+    event = 'C:\\games "final" \\ round'
+    (record,) = read_games(write_game({"Event": event, "Site": "a\r\nb\rc"}, ["11-15"], "*"))
+    assert record.error is None and record.moves == ["11-15"]
+    assert record.tags["Event"] == event and record.tags["Site"] == "a b c"
+    (loose,) = read_games('[Site "C:\\games\\x"]\n*')  # a backslash escaping nothing is kept
+    assert loose.tags["Site"] == "C:\\games\\x"
+
+
+def test_brackets_and_tag_lines_inside_a_closed_comment_are_comment_text() -> None:
+    text = (
+        '[Event "a"]\n1. 11-15 {see [this] and (that)\n'
+        '[Event "quoted"] from another game} 23-19 *\n'
+    )
+    (record,) = read_games(text)
+    assert record.error is None and record.moves == ["11-15", "23-19"]
+    assert record.tags == {"Event": "a"}
+
+
+def test_an_error_quotes_a_long_word_only_in_part() -> None:
+    (record,) = read_games("1. 11-15 " + "\x00" * 100_000 + " *")
+    assert record.error is not None and len(record.error) < 200

@@ -140,3 +140,35 @@ def test_rule_7_promotion_resets_the_thirty_move_count() -> None:
     assert game.quiet_plies == 10
     game.play("27-32")
     assert game.quiet_plies == 0
+
+
+def test_rule_7_a_capture_resets_the_thirty_move_count() -> None:
+    game = Game(POOL, "B:WK32,K29:BK1,K3")
+    for text in ["3-7", "32-27", "7-3", "27-23", "3-7", "23-18", "7-3", "18-15"]:
+        game.play(text)
+    assert game.quiet_plies == 8
+    game.play("1x19")
+    assert game.quiet_plies == 0 and game.outcome() is None
+
+
+def test_rule_7_three_kings_v_one_counts_from_the_ply_the_ending_begins() -> None:
+    # Black takes the king on 14 and the ending begins; that capture is no move "in" it.
+    game = Game(POOL, "B:WK14,K21:BK1,K3,K9")
+    game.play("9x18")
+    assert game.outcome() is None
+
+    def lone_king_off_diagonal(g: Game, move: object) -> bool:
+        return g.position.turn is Color.BLACK or not on_long_diagonal(int(str(move).split("-")[1]))
+
+    quiet_walk(game, 24, allow=lone_king_off_diagonal)  # the lone king's 12th move, and Black's
+    assert game.outcome() is None
+    quiet_walk(game, 1, allow=lone_king_off_diagonal)  # its 13th
+    assert game.outcome() == Outcome(Termination.KINGS_ENDGAME)
+
+
+def test_rule_7_draw_by_agreement_is_recorded_by_the_server() -> None:
+    game = Game(POOL)
+    game.play("11-15")
+    game.end(Outcome(Termination.AGREEMENT))
+    outcome = game.outcome()
+    assert outcome == Outcome(Termination.AGREEMENT) and outcome.result() == "1/2-1/2"
