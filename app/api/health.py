@@ -32,7 +32,7 @@ class Health(BaseModel):
     broker: Status
 
 
-async def _database_ok(db: Database) -> bool:
+async def database_ok(db: Database) -> bool:
     try:
         async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), db.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
@@ -42,7 +42,7 @@ async def _database_ok(db: Database) -> bool:
     return True
 
 
-async def _broker_ok(broker: Broker) -> bool:
+async def broker_ok(broker: Broker) -> bool:
     try:
         async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
             return await broker.ping()
@@ -58,7 +58,7 @@ async def _broker_ok(broker: Broker) -> bool:
 async def healthz(request: Request) -> JSONResponse:
     """200 when the database answers `SELECT 1` and the broker answers a ping, else 503."""
     database, broker = await asyncio.gather(
-        _database_ok(request.app.state.db), _broker_ok(request.app.state.broker)
+        database_ok(request.app.state.db), broker_ok(request.app.state.broker)
     )
     body = Health(
         status="ok" if database and broker else "down",

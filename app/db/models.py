@@ -144,9 +144,10 @@ class Game(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
-        # (…, started_at, id) serve the archive's keyset pages without a sort step.
+        # (…, started_at, id) serve the archive's keyset pages without a sort step; black_id
+        # lets a player's game count leave out self-play from the index alone.
         Index("ix_games_black_started", "black_id", "started_at", "id"),
-        Index("ix_games_white_started", "white_id", "started_at", "id"),
+        Index("ix_games_white_started", "white_id", "started_at", "id", "black_id"),
         Index("ix_games_status", "status"),
         Index("ix_games_variant_result", "variant", "result"),
         Index("ix_games_started", "started_at", "id"),

@@ -163,7 +163,9 @@ def upgrade() -> None:
     op.create_index("ix_games_status", "games", ["status"])
     op.create_index(op.f("ix_games_table_id"), "games", ["table_id"])
     op.create_index("ix_games_variant_result", "games", ["variant", "result"])
-    op.create_index("ix_games_white_started", "games", ["white_id", "started_at", "id"])
+    op.create_index(
+        "ix_games_white_started", "games", ["white_id", "started_at", "id", "black_id"]
+    )
 
     op.create_table(
         "moves",

@@ -1,0 +1,440 @@
+"""The administration API, `/api/admin/...`: rooms, tables, games, users, audit log, status.
+
+Every route sits behind the router-level `AdminUser` check (401 without a valid token, 403 for
+anyone but an administrator), so a route added here cannot forget it. Actions answer with the
+audit entry they wrote; the use cases are in `app.services.admin`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, status
+
+from app import __version__
+from app.api.deps import AdminUser, SessionDep, get_admin_user
+from app.api.errors import ApiError, ErrorBody
+from app.api.health import broker_ok, database_ok
+from app.api.schemas.admin import (
+    AdjudicateRequest,
+    AuditEntryOut,
+    AuditPage,
+    CloseRequest,
+    KickRequest,
+    ReasonRequest,
+    RoomCreate,
+    RoomOut,
+    RoomsList,
+    RoomUpdate,
+    StatusOut,
+    TableOut,
+    TablesList,
+    UserOut,
+    UsersPage,
+)
+from app.db.models import AuditEntry, Room, User
+from app.realtime.connections import Hub
+from app.services import admin
+from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
+from app.services.live import LivePlay
+
+MOVE_RATE_SAMPLE_SECONDS = 5.0
+
+router = APIRouter(
+    prefix="/api/admin",
+    tags=["admin"],
+    dependencies=[Depends(get_admin_user)],
+    responses={
+        401: {"model": ErrorBody, "description": "No valid token (or the account is banned)."},
+        403: {"model": ErrorBody, "description": "The account is not an administrator."},
+        422: {"model": ErrorBody, "description": "A malformed body or parameter."},
+    },
+)
+
+NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "No such room, table, game or user."}
+}
+REFUSED: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": ErrorBody,
+        "description": "Not possible in the target's state: `room_closed`, `table_closed`, "
+        "`game_over`, `slug_taken`, `already_banned`, `not_banned`, `own_account`.",
+    },
+    **NOT_FOUND,
+}
+
+RoomId = Annotated[int, Path(ge=1, description="Room id.")]
+TableId = Annotated[int, Path(ge=1, description="Table id.")]
+GameId = Annotated[int, Path(ge=1, description="Game id.")]
+UserId = Annotated[int, Path(ge=1, description="User id.")]
+
+
+def get_live(request: Request) -> LivePlay:
+    live: LivePlay = request.app.state.live
+    return live
+
+
+def get_hub(request: Request) -> Hub:
+    hub: Hub = request.app.state.hub
+    return hub
+
+
+LiveDep = Annotated[LivePlay, Depends(get_live)]
+HubDep = Annotated[Hub, Depends(get_hub)]
+
+
+@contextlib.contextmanager
+def admin_errors() -> Iterator[None]:
+    """The service's refusals as JSON errors: 404 not found, 400 bad cursor, else 409."""
+    try:
+        yield
+    except admin.AdminError as exc:
+        if isinstance(exc, admin.NotFound):
+            raise ApiError(404, exc.code, exc.message) from exc
+        raise ApiError(
+            400 if isinstance(exc, admin.BadCursor) else 409, exc.code, exc.message
+        ) from exc
+
+
+def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryOut:
+    return AuditEntryOut.model_validate(
+        {
+            "id": entry.id,
+            "at": entry.at,
+            "actor_id": entry.actor_id,
+            "actor": actor,
+            "action": entry.action,
+            "target_type": entry.target_type,
+            "target_id": entry.target_id,
+            "details": entry.details,
+            "note": entry.note,
+        }
+    )
+
+
+def _spectators(hub: Hub, table: dict[str, Any]) -> int:
+    feed = hub.feeds.get(table["id"])
+    if feed is None:
+        return 0
+    seated = {player["id"] for player in table["players"]}
+    return sum(1 for conn in feed.watchers if conn.user_id not in seated)
+
+
+def _room(room: Room, tables: list[dict[str, Any]], hub: Hub) -> RoomOut:
+    clock = None
+    if room.clock_base_s is not None:
+        clock = {"base": room.clock_base_s, "increment": room.clock_increment_s}
+    return RoomOut.model_validate(
+        {
+            "id": room.id,
+            "slug": room.slug,
+            "name": room.name,
+            "variant": room.variant,
+            "clock": clock,
+            "table_limit": room.table_limit,
+            "open": room.is_open,
+            "listed": room.is_listed,
+            "created_at": room.created_at,
+            "closed_at": room.closed_at,
+            "tables": len(tables),
+            "players": len({p["id"] for t in tables for p in t["players"]}),
+            "spectators": sum(_spectators(hub, t) for t in tables),
+        }
+    )
+
+
+# --- rooms ---------------------------------------------------------------------------------
+
+
+@router.get("/rooms", response_model=RoomsList)
+async def list_rooms(session: SessionDep, live: LiveDep, hub: HubDep) -> RoomsList:
+    """Every room, hidden and closed ones too, with its open tables, players and spectators."""
+    states = await admin.list_rooms(session, live)
+    rooms = [_room(state.room, state.tables, hub) for state in states]
+    return RoomsList(data=rooms, count=len(rooms))
+
+
+@router.post(
+    "/rooms",
+    status_code=status.HTTP_201_CREATED,
+    response_model=RoomOut,
+    responses=REFUSED,
+)
+async def create_room(
+    body: RoomCreate, session: SessionDep, actor: AdminUser, hub: HubDep
+) -> RoomOut:
+    """Create a room; if `listed`, lobby snapshots show it from now on."""
+    settings = RoomSettings(
+        name=body.name,
+        variant=body.variant,
+        clock_base_s=body.clock.base if body.clock else None,
+        clock_increment_s=body.clock.increment if body.clock else 0,
+        table_limit=body.table_limit,
+        is_open=body.open,
+        is_listed=body.listed,
+    )
+    with admin_errors():
+        room = await admin.create_room(session, actor, body.slug, settings, body.reason)
+    return _room(room, [], hub)
+
+
+@router.patch("/rooms/{room_id}", response_model=RoomOut, responses=NOT_FOUND)
+async def update_room(
+    room_id: RoomId,
+    body: RoomUpdate,
+    session: SessionDep,
+    live: LiveDep,
+    hub: HubDep,
+    actor: AdminUser,
+) -> RoomOut:
+    """Rename or configure a room: only the fields sent change, for tables opened from now on.
+
+    `open: false` stops new tables while the games there go on; `open: true` reopens a room,
+    even one that was closed. `listed: false` hides it from the lobby.
+    """
+    sent = body.model_fields_set
+    changes: dict[str, Any] = {}
+    for field, column in (
+        ("name", "name"),
+        ("variant", "variant"),
+        ("table_limit", "table_limit"),
+        ("open", "is_open"),
+        ("listed", "is_listed"),
+    ):
+        if field in sent:
+            changes[column] = getattr(body, field)
+    if "clock" in sent:
+        changes["clock_base_s"] = body.clock.base if body.clock else None
+        changes["clock_increment_s"] = body.clock.increment if body.clock else 0
+    with admin_errors():
+        room = await admin.update_room(session, actor, room_id, changes, body.reason)
+        tables = await admin.live_tables(session, live, room.id)
+    return _room(room, tables, hub)
+
+
+@router.post("/rooms/{room_id}/close", response_model=AuditEntryOut, responses=REFUSED)
+async def close_room(
+    room_id: RoomId, body: CloseRequest, session: SessionDep, live: LiveDep, actor: AdminUser
+) -> AuditEntryOut:
+    """Close a room: no new tables; every table closes and its game in progress ends with
+    `result` (termination `admin`). Players, spectators and the lobby are told, with the reason.
+    Reopen it with `PATCH {"open": true}`."""
+    with admin_errors():
+        entry = await admin.close_room(session, live, actor, room_id, body.result, body.reason)
+    return _entry(entry, actor.name)
+
+
+# --- tables and games ----------------------------------------------------------------------
+
+
+@router.get("/tables", response_model=TablesList, responses=NOT_FOUND)
+async def list_tables(
+    session: SessionDep,
+    live: LiveDep,
+    hub: HubDep,
+    room: Annotated[int | None, Query(ge=1, description="Only this room's tables.")] = None,
+) -> TablesList:
+    """Tables not closed, private ones included (with their invite code), oldest first."""
+    with admin_errors():
+        found = await admin.live_tables(session, live, room)
+    data = [TableOut.model_validate(t | {"spectators": _spectators(hub, t)}) for t in found]
+    return TablesList(data=data, count=len(data))
+
+
+@router.post("/tables/{table_id}/close", response_model=AuditEntryOut, responses=REFUSED)
+async def close_table(
+    table_id: TableId, body: CloseRequest, session: SessionDep, live: LiveDep, actor: AdminUser
+) -> AuditEntryOut:
+    """Close a table; its game in progress ends with `result` (`*`: aborted). Everyone there
+    gets `game_ended` and `table_closed` with the reason."""
+    with admin_errors():
+        entry = await admin.close_table(session, live, actor, table_id, body.result, body.reason)
+    return _entry(entry, actor.name)
+
+
+@router.post("/games/{game_id}/adjudicate", response_model=AuditEntryOut, responses=REFUSED)
+async def adjudicate_game(
+    game_id: GameId, body: AdjudicateRequest, session: SessionDep, live: LiveDep, actor: AdminUser
+) -> AuditEntryOut:
+    """End a game in progress with the stated result (termination `admin`); the players and
+    spectators get `game_ended` with the reason."""
+    with admin_errors():
+        entry = await admin.end_game(session, live, actor, game_id, body.result, body.reason)
+    return _entry(entry, actor.name)
+
+
+@router.post("/games/{game_id}/abort", response_model=AuditEntryOut, responses=REFUSED)
+async def abort_game(
+    game_id: GameId, body: ReasonRequest, session: SessionDep, live: LiveDep, actor: AdminUser
+) -> AuditEntryOut:
+    """Abort a game in progress: result `*`, termination `admin`, no winner."""
+    with admin_errors():
+        entry = await admin.end_game(session, live, actor, game_id, "*", body.reason)
+    return _entry(entry, actor.name)
+
+
+# --- users ---------------------------------------------------------------------------------
+
+
+@router.get("/users", response_model=UsersPage)
+async def list_users(
+    session: SessionDep,
+    hub: HubDep,
+    q: Annotated[str | None, Query(max_length=64, description="Part of the name.")] = None,
+    kind: Annotated[Literal["registered", "guest", "imported"] | None, Query()] = None,
+    role: Annotated[Literal["player", "admin"] | None, Query()] = None,
+    banned: Annotated[bool | None, Query(description="Only banned (or not banned) users.")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> UsersPage:
+    """Users by name (a part of it, any case), with their state; `count` counts every match."""
+    flt = UserFilter(name=q, kind=kind, role=role, banned=banned)
+    users, total = await admin.list_users(session, flt, limit, offset)
+    return UsersPage(data=[_user(user, hub) for user in users], count=total)
+
+
+def _user(user: User, hub: Hub) -> UserOut:
+    return UserOut.model_validate(
+        {
+            "id": user.id,
+            "name": user.name,
+            "kind": user.kind,
+            "role": user.role,
+            "banned": user.banned,
+            "ban_reason": user.ban_reason,
+            "created_at": user.created_at,
+            "last_seen_at": user.last_seen_at,
+            "connected": user.id in hub.users,
+        }
+    )
+
+
+@router.post("/users/{user_id}/kick", response_model=AuditEntryOut, responses=REFUSED)
+async def kick_user(
+    user_id: UserId, body: KickRequest, session: SessionDep, live: LiveDep, actor: AdminUser
+) -> AuditEntryOut:
+    """Send a user away. With `table` or `room`: their games there end with `result`, they
+    lose their seats and get `kicked` with the reason. With neither: every connection of
+    theirs gets `kicked` and is closed (1008). A kick does not keep anyone out: ban for that."""
+    with admin_errors():
+        entry = await admin.kick(
+            session,
+            live,
+            actor,
+            user_id,
+            body.reason,
+            table_id=body.table,
+            room_id=body.room,
+            result=body.result,
+        )
+    return _entry(entry, actor.name)
+
+
+@router.post("/users/{user_id}/ban", response_model=AuditEntryOut, responses=REFUSED)
+async def ban_user(
+    user_id: UserId, body: ReasonRequest, session: SessionDep, live: LiveDep, actor: AdminUser
+) -> AuditEntryOut:
+    """Ban a user: their tokens are revoked, log-in answers 403 `banned` with the reason, and
+    their open websockets get an `unauthorized` error with the reason and are closed (1008)."""
+    with admin_errors():
+        entry = await admin.ban(session, live, actor, user_id, body.reason)
+    return _entry(entry, actor.name)
+
+
+@router.post("/users/{user_id}/unban", response_model=AuditEntryOut, responses=REFUSED)
+async def unban_user(
+    user_id: UserId, body: ReasonRequest, session: SessionDep, actor: AdminUser
+) -> AuditEntryOut:
+    """Lift a ban; the user logs in again."""
+    with admin_errors():
+        entry = await admin.unban(session, actor, user_id, body.reason)
+    return _entry(entry, actor.name)
+
+
+# --- audit log and status ------------------------------------------------------------------
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """Stored times are UTC (SQLite keeps no zone): compare in UTC; a time without a zone is
+    taken as UTC."""
+    if moment is None or moment.tzinfo is None:
+        return None if moment is None else moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+@router.get(
+    "/audit",
+    response_model=AuditPage,
+    responses={400: {"model": ErrorBody, "description": "A bad cursor."}},
+)
+async def audit_log(
+    session: SessionDep,
+    actor: Annotated[str | None, Query(max_length=64, description="Administrator's name.")] = None,
+    action: Annotated[
+        str | None,
+        Query(max_length=40, description="An action (`user.ban`) or a family (`user.`)."),
+    ] = None,
+    target_type: Annotated[Literal["room", "table", "game", "user"] | None, Query()] = None,
+    target_id: Annotated[str | None, Query(max_length=64)] = None,
+    since: Annotated[datetime | None, Query(description="At or after (ISO 8601).")] = None,
+    until: Annotated[datetime | None, Query(description="Before (ISO 8601).")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=20)] = None,
+) -> AuditPage:
+    """Who did what to what, when and why; newest first, filtered by every parameter given."""
+    flt = AuditFilter(actor, action, target_type, target_id, _utc(since), _utc(until))
+    with admin_errors():
+        page = await admin.audit_log(session, flt, limit, cursor)
+    return AuditPage(
+        data=[_entry(r.entry, r.actor) for r in page.entries], next_cursor=page.next_cursor
+    )
+
+
+@router.get("/status", response_model=StatusOut)
+async def server_status(request: Request, session: SessionDep, hub: HubDep) -> StatusOut:
+    """Health of the database and the broker (as `/healthz`), and the load: connections and
+    moves of this server process, games and tables of the whole server."""
+    app = request.app
+    live_games, open_tables = await admin.live_counts(session)
+    # The database check opens a connection of its own: end this session's transaction first
+    # (SQLite lets one transaction at a time hold the database).
+    await session.commit()
+    database, broker = await asyncio.gather(database_ok(app.state.db), broker_ok(app.state.broker))
+    rate: MoveRate = app.state.move_rate
+    moves, window = rate.last_minute()
+    return StatusOut(
+        status="ok" if database and broker else "down",
+        database="ok" if database else "down",
+        broker="ok" if broker else "down",
+        broker_kind="redis" if app.state.settings.redis_url else "memory",
+        connections=len(hub.connections),
+        connected_users=len(hub.users),
+        live_games=live_games,
+        open_tables=open_tables,
+        moves_last_minute=moves,
+        moves_window_seconds=round(window, 1),
+        version=__version__,
+    )
+
+
+@contextlib.asynccontextmanager
+async def sample_move_rate(app: FastAPI) -> AsyncIterator[None]:
+    """Lifespan part: sample the moves counter every few seconds for `/api/admin/status`."""
+    rate = app.state.move_rate = MoveRate()
+
+    async def run() -> None:
+        while True:
+            rate.sample()
+            await asyncio.sleep(MOVE_RATE_SAMPLE_SECONDS)
+
+    task = asyncio.create_task(run(), name="move-rate")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,323 @@
+"""REST routes of the game archive: search the history, read one game, export PDN or NDJSON."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import date
+from typing import Annotated, Literal, NoReturn
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi.responses import Response, StreamingResponse
+
+from app.api.deps import SessionDep
+from app.api.errors import ApiError, ErrorBody
+from app.api.schemas.archive import (
+    GameOut,
+    GamesPage,
+    GameStatus,
+    GameSummaryOut,
+    ResultFilter,
+    Variant,
+)
+from app.db.engine import Database
+from app.rules import Termination
+from app.services import archive
+from app.services.archive import ArchiveError, GameFilter, GameRecord, NotFoundError
+
+router = APIRouter(prefix="/api", tags=["games"])
+
+PDN_MEDIA_TYPE = "application/x-pdn"
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
+_NDJSON_TYPES = {NDJSON_MEDIA_TYPE, "application/ndjson", "application/jsonl"}
+_PDN_TYPES = {PDN_MEDIA_TYPE, "text/plain", "text/*", "application/*", "*/*"}
+EXPORT_CHUNK_CHARS = 64 * 1024
+MAX_ID = 2**63 - 1  # ids are BIGINT
+# Names and slugs: anything printable (imported names hold spaces, commas, accents).
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+
+ERRORS: dict[int | str, dict[str, object]] = {
+    400: {"model": ErrorBody, "description": "Bad cursor, or filters that do not fit together."},
+    404: {"model": ErrorBody, "description": "No such game, player or room."},
+    422: {"model": ErrorBody, "description": "A parameter out of range or of the wrong type."},
+}
+
+_PDN_EXAMPLE = """[Event "Rated english game"]
+[Site "https://checkers.example/api/games/1042"]
+[Date "2026.03.01"]
+[Round "-"]
+[Black "alice"]
+[White "bob"]
+[Result "0-1"]
+[GameType "21"]
+[TimeControl "300+3"]
+[Termination "resignation"]
+
+1. 11-15 {[%clock 0:04:58]} 23-19 {[%clock 0:04:59]} 2. 8-11 {[%clock 0:04:55]} 0-1
+"""
+
+
+def raise_api_error(exc: ArchiveError) -> NoReturn:
+    raise ApiError(404 if isinstance(exc, NotFoundError) else 400, exc.code, exc.message) from exc
+
+
+def common_filter(
+    variant: Annotated[Variant | None, Query(description="Only this variant.")] = None,
+    result: Annotated[
+        ResultFilter | None,
+        Query(description="A PDN result, or `win`/`loss`/`draw` seen from `player`."),
+    ] = None,
+    termination: Annotated[Termination | None, Query(description="How it ended.")] = None,
+    room: Annotated[
+        str | None,
+        Query(
+            description="Room slug.",
+            max_length=40,
+            pattern=NAME_PATTERN,
+            examples=["english-blitz"],
+        ),
+    ] = None,
+    rated: Annotated[bool | None, Query(description="Rated or casual games only.")] = None,
+    status: Annotated[GameStatus | None, Query(description="`playing`: in progress.")] = None,
+    since: Annotated[
+        date | None,
+        Query(description="Started on or after (YYYY-MM-DD, UTC).", examples=["2026-01-01"]),
+    ] = None,
+    until: Annotated[
+        date | None,
+        Query(description="Started on or before (YYYY-MM-DD).", examples=["2026-01-31"]),
+    ] = None,
+    min_plies: Annotated[
+        int | None, Query(ge=0, le=10_000, description="At least so many plies.")
+    ] = None,
+    opponent: Annotated[
+        str | None,
+        Query(
+            max_length=64,
+            pattern=NAME_PATTERN,
+            description="With `player`: games against this name.",
+            examples=["bob"],
+        ),
+    ] = None,
+    colour: Annotated[
+        Literal["black", "white"] | None,
+        Query(description="With `player`: games where the player had this colour."),
+    ] = None,
+) -> GameFilter:
+    """The filters shared by the game search, a player's games and the bulk export."""
+    return GameFilter(
+        opponent=opponent,
+        colour=colour,
+        variant=variant,
+        result=result,
+        termination=None if termination is None else termination.value,
+        room=room,
+        rated=rated,
+        status=status,
+        since=since,
+        until=until,
+        min_plies=min_plies,
+    )
+
+
+def game_filter(
+    base: Annotated[GameFilter, Depends(common_filter)],
+    player: Annotated[
+        str | None,
+        Query(
+            max_length=64,
+            pattern=NAME_PATTERN,
+            description="Games this player played, either colour (name, any case).",
+            examples=["alice"],
+        ),
+    ] = None,
+) -> GameFilter:
+    return replace(base, player=player)
+
+
+FilterDep = Annotated[GameFilter, Depends(game_filter)]
+OrderQuery = Annotated[
+    Literal["desc", "asc"], Query(description="By start time: `desc` newest first.")
+]
+
+
+async def games_page(
+    session: SessionDep,
+    flt: GameFilter,
+    limit: int,
+    cursor: str | None,
+    order: Literal["desc", "asc"],
+    count: bool,
+) -> GamesPage:
+    try:
+        page = await archive.list_games(
+            session, flt, limit=limit, cursor=cursor, order=order, with_total=count
+        )
+    except ArchiveError as exc:
+        raise_api_error(exc)
+    return GamesPage(
+        data=[GameSummaryOut.of(g) for g in page.games],
+        count=page.total,
+        next_cursor=page.next_cursor,
+    )
+
+
+LimitQuery = Annotated[int, Query(ge=1, le=100, description="Games per page (1–100).")]
+CursorQuery = Annotated[
+    str | None,
+    Query(max_length=200, description="`next_cursor` of the previous page; omit for the first."),
+]
+CountQuery = Annotated[
+    bool, Query(description="Also count every matching game (costs a scan of the matches).")
+]
+
+
+@router.get("/games", response_model=GamesPage, responses=ERRORS)
+async def search_games(
+    session: SessionDep,
+    flt: FilterDep,
+    limit: LimitQuery = 20,
+    cursor: CursorQuery = None,
+    order: OrderQuery = "desc",
+    count: CountQuery = True,
+) -> GamesPage:
+    """Games matching every given filter, live ones included, newest first.
+
+    Pages follow `next_cursor`; a page never skips or repeats a game, even while new games
+    start between two requests.
+    """
+    return await games_page(session, flt, limit, cursor, order, count)
+
+
+def _negotiate(accept: str | None, fmt: Literal["pdn", "ndjson"] | None) -> str:
+    if fmt is not None:
+        return PDN_MEDIA_TYPE if fmt == "pdn" else NDJSON_MEDIA_TYPE
+    if not accept:
+        return PDN_MEDIA_TYPE
+    for item in accept.split(","):
+        media = item.split(";")[0].strip().lower()
+        if media in _NDJSON_TYPES:
+            return NDJSON_MEDIA_TYPE
+        if media in _PDN_TYPES:
+            return PDN_MEDIA_TYPE
+    raise ApiError(
+        406, "not_acceptable", f"export is {PDN_MEDIA_TYPE} or {NDJSON_MEDIA_TYPE}, not {accept}"
+    )
+
+
+def _site(request: Request, game_id: int) -> str:
+    return f"{str(request.base_url).rstrip('/')}/api/games/{game_id}"
+
+
+@router.get(
+    "/games/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "The games, streamed one by one as they are read.",
+            "content": {
+                PDN_MEDIA_TYPE: {"example": _PDN_EXAMPLE},
+                NDJSON_MEDIA_TYPE: {
+                    "example": '{"id":1042,"variant":"english","result":"0-1",'
+                    '"moves":["11-15","23-19","8-11"],"clocks_ms":[298000,299000,295000]}\n'
+                },
+            },
+        },
+        406: {"model": ErrorBody, "description": "Accept names neither PDN nor NDJSON."},
+        **ERRORS,
+    },
+)
+async def export_games(
+    request: Request,
+    session: SessionDep,
+    flt: FilterDep,
+    order: OrderQuery = "desc",
+    max_games: Annotated[
+        int | None, Query(alias="max", ge=1, description="Stop after so many games.")
+    ] = None,
+    fmt: Annotated[
+        Literal["pdn", "ndjson"] | None,
+        Query(alias="format", description="Overrides the Accept header."),
+    ] = None,
+    accept: Annotated[str | None, Header(include_in_schema=False)] = None,
+) -> StreamingResponse:
+    """Every matching game, as PDN (`Accept: application/x-pdn`, the default) or as one JSON
+    object per line (`Accept: application/x-ndjson`). The body is streamed game by game."""
+    media_type = _negotiate(accept, fmt)
+    try:
+        resolved = await archive.resolve_filter(session, flt)
+    except ArchiveError as exc:
+        raise_api_error(exc)
+    # The stream reads through its own session, which outlives this request's; end this one's
+    # transaction first (SQLite lets one transaction at a time hold the database).
+    await session.commit()
+    db: Database = request.app.state.db
+
+    def render(record: GameRecord) -> str:
+        if media_type == NDJSON_MEDIA_TYPE:
+            return archive.render_ndjson(record)
+        return archive.render_pdn(record, _site(request, record.id))
+
+    async def body() -> AsyncIterator[str]:
+        """Games rendered one by one, sent in chunks of about 64 KB (a write per game would
+        cost more than rendering it)."""
+        chunk: list[str] = []
+        size = 0
+        async with db.session() as export_session:
+            async for record in archive.iter_games(
+                export_session, resolved, order=order, max_games=max_games
+            ):
+                text = render(record)
+                chunk.append(text)
+                size += len(text)
+                if size >= EXPORT_CHUNK_CHARS:
+                    yield "".join(chunk)
+                    chunk, size = [], 0
+        if chunk:
+            yield "".join(chunk)
+
+    return StreamingResponse(body(), media_type=media_type)
+
+
+GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="Game id.")]
+
+
+async def _load(session: SessionDep, game_id: int) -> GameRecord:
+    try:
+        return await archive.get_game(session, game_id)
+    except ArchiveError as exc:
+        raise_api_error(exc)
+
+
+@router.get(
+    "/games/{game_id}.pdn",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The game in PDN.",
+            "content": {PDN_MEDIA_TYPE: {"example": _PDN_EXAMPLE}},
+        },
+        404: ERRORS[404],
+    },
+)
+async def game_pdn(request: Request, session: SessionDep, game_id: GameId) -> Response:
+    """One game as a standard PDN record (GameType 21 or 23, clock times as comments)."""
+    record = await _load(session, game_id)
+    return Response(archive.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
+
+
+@router.get("/games/{game_id}", response_model=GameOut, responses={404: ERRORS[404]})
+async def get_game(
+    session: SessionDep,
+    game_id: GameId,
+    positions: Annotated[
+        bool, Query(description="Add the FEN of the start and after every ply.")
+    ] = False,
+) -> GameOut:
+    """One game: players, tags, moves with clock times, result and how it ended."""
+    record = await _load(session, game_id)
+    if not positions:
+        return GameOut.of_record(record)
+    return GameOut.of_record(
+        record, archive.start_position(record), archive.positions_after(record)
+    )

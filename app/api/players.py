@@ -1,0 +1,53 @@
+"""REST routes for a player's public record and game history."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+
+from app.api.deps import SessionDep
+from app.api.games import (
+    ERRORS,
+    NAME_PATTERN,
+    CountQuery,
+    CursorQuery,
+    LimitQuery,
+    OrderQuery,
+    common_filter,
+    games_page,
+    raise_api_error,
+)
+from app.api.schemas.archive import GamesPage, PlayerOut
+from app.services import archive
+from app.services.archive import ArchiveError, GameFilter
+
+router = APIRouter(prefix="/api/players", tags=["players"])
+
+PlayerName = Annotated[
+    str, Path(max_length=64, pattern=NAME_PATTERN, description="The player's name (any case).")
+]
+
+
+@router.get("/{name}", response_model=PlayerOut, responses={404: ERRORS[404]})
+async def get_player(session: SessionDep, name: PlayerName) -> PlayerOut:
+    """A player's games, wins, losses and draws per variant, and when they were last seen."""
+    try:
+        return PlayerOut.of(await archive.player_profile(session, name))
+    except ArchiveError as exc:
+        raise_api_error(exc)
+
+
+@router.get("/{name}/games", response_model=GamesPage, responses=ERRORS)
+async def player_games(
+    session: SessionDep,
+    name: PlayerName,
+    flt: Annotated[GameFilter, Depends(common_filter)],
+    limit: LimitQuery = 20,
+    cursor: CursorQuery = None,
+    order: OrderQuery = "desc",
+    count: CountQuery = True,
+) -> GamesPage:
+    """The player's games, newest first, with the same filters and paging as `/api/games`."""
+    return await games_page(session, replace(flt, player=name), limit, cursor, order, count)

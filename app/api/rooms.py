@@ -1,0 +1,52 @@
+"""REST: the rooms and their public tables, as the lobby shows them (live updates go over /ws)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel
+
+from app.services import tables
+
+router = APIRouter(prefix="/api/rooms", tags=["rooms"])
+
+
+class ClockPublic(BaseModel):
+    base: int  # seconds
+    increment: int  # seconds added after each move
+
+
+class PlayerPublic(BaseModel):
+    id: int
+    name: str
+
+
+class TablePublic(BaseModel):
+    id: int
+    room: int
+    variant: Literal["english", "pool"]
+    clock: ClockPublic | None  # None: untimed
+    colour: Literal["black", "white", "random"]  # the host's colour
+    private: bool
+    start_fen: str | None
+    status: Literal["open", "playing", "finished", "closed"]
+    players: list[PlayerPublic]
+    game: int | None  # the latest game at the table
+
+
+class RoomPublic(BaseModel):
+    id: int
+    slug: str
+    name: str
+    variant: Literal["english", "pool"]
+    clock: ClockPublic | None  # the default clock of its tables
+    open: bool
+    tables: list[TablePublic]
+
+
+@router.get("")
+async def list_rooms(request: Request) -> list[RoomPublic]:
+    """Every listed room with its public tables waiting for a player or playing."""
+    rooms = await tables.lobby(request.app.state.live)
+    return [RoomPublic.model_validate(room) for room in rooms]

@@ -1,0 +1,98 @@
+"""The ASGI application: `create_app()` wires settings, storage, the broker and the routers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from app import __version__
+from app.api import admin, auth, games, health, players, rooms
+from app.api.errors import install_error_handlers
+from app.broker import create_broker
+from app.config import Settings, get_settings
+from app.db.engine import Database
+from app.metrics import HttpMetricsMiddleware
+from app.realtime import endpoint as realtime
+
+LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
+
+WEB_DIR = Path(__file__).parent / "web"
+
+
+class WebFiles(StaticFiles):
+    """The browser client. `no-cache` makes browsers revalidate (a cheap 304 by ETag), so an
+    upgraded server never runs with stale modules in a visitor's cache."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+
+@asynccontextmanager
+async def open_database(app: FastAPI) -> AsyncIterator[None]:
+    app.state.db = Database(app.state.settings.database_url)
+    try:
+        yield
+    finally:
+        await app.state.db.dispose()
+
+
+@asynccontextmanager
+async def open_broker(app: FastAPI) -> AsyncIterator[None]:
+    app.state.broker = create_broker(app.state.settings.broker_url)
+    await app.state.broker.connect()
+    try:
+        yield
+    finally:
+        await app.state.broker.disconnect()
+
+
+# What runs for the life of the server, entered in this order and left in reverse: a part may
+# use what the parts before it put on `app.state`. Add a component's own part to the end.
+LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
+    open_database,
+    open_broker,
+    realtime.run_live_play,
+    admin.sample_move_rate,
+)
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async with AsyncExitStack() as stack:
+        for part in LIFESPAN_PARTS:
+            await stack.enter_async_context(part(app))
+        yield
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """Build the app; `settings` defaults to the environment's (tests pass their own)."""
+    app = FastAPI(
+        title="Checkers server",
+        version=__version__,
+        summary="English draughts and American pool checkers, live over websockets.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings or get_settings()
+    install_error_handlers(app)
+    app.add_middleware(HttpMetricsMiddleware)
+
+    # Routers: one include line per module of app/api and app/realtime.
+    app.include_router(health.router)
+    app.include_router(auth.router)
+    app.include_router(games.router)
+    app.include_router(players.router)
+    app.include_router(admin.router)
+    app.include_router(realtime.router)
+    app.include_router(rooms.router)
+
+    # The browser client, last: a mount at "/" answers every path no route above has claimed.
+    app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")
+    return app

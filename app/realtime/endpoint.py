@@ -1,0 +1,264 @@
+"""The `/ws` route: authenticate the handshake, then read, check and dispatch client messages.
+
+Messages of one connection are handled one after the other, in the order they arrive; replies
+and table events go out through the connection's send queue (see `connections`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI, WebSocket
+
+from app.metrics import WS_MESSAGES
+from app.realtime import protocol as p
+from app.realtime.connections import (
+    CHAT_BURST,
+    CHAT_PER_SECOND,
+    CLOSE_POLICY,
+    CLOSE_TOO_BIG,
+    CLOSE_UNSUPPORTED,
+    FLOOD_LIMIT,
+    MESSAGE_BURST,
+    MESSAGES_PER_SECOND,
+    Connection,
+    Hub,
+)
+from app.services import accounts, games, tables
+from app.services.live import LivePlay, PlayerRef, PlayError
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+@asynccontextmanager
+async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
+    """Lifespan part: recover the games in progress, then serve the hub until shutdown."""
+    live = LivePlay(app.state.db, app.state.broker, app.state.settings)
+    await live.start()
+    hub = Hub(live)
+    await hub.start()
+    recovered = await games.recover(live)
+    if recovered:
+        logger.info("recovered %d games in progress", recovered)
+    app.state.live, app.state.hub = live, hub
+    try:
+        yield
+    finally:
+        await hub.stop()
+        await live.stop()
+
+
+async def _authenticate(websocket: WebSocket, token: str | None) -> tuple[bool, Any]:
+    """(ok, user): no token is an anonymous spectator; a bad token is refused."""
+    if token is None:
+        return True, None
+    async with websocket.app.state.db.session() as session:
+        user = await accounts.user_for_token(session, token)
+    return user is not None, user
+
+
+@router.websocket("/ws")
+async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> None:
+    hub: Hub = websocket.app.state.hub
+    settings = websocket.app.state.settings
+    await websocket.accept()
+    ok, user = await _authenticate(websocket, token)
+    if not ok:
+        message = "invalid, expired or banned token"
+        await websocket.send_text(
+            json.dumps({"type": "error", "code": "unauthorized", "message": message})
+        )
+        await websocket.close(CLOSE_POLICY, message)
+        return
+    conn = Connection(websocket, PlayerRef(user.id, user.name) if user is not None else None)
+    await hub.connect(conn)
+    try:
+        conn.send(
+            {
+                "type": "welcome",
+                "user": (
+                    {"id": user.id, "name": user.name, "kind": user.kind}
+                    if user is not None
+                    else None
+                ),
+                "server_time": int(time.time() * 1000),
+                "playing": await games.playing_for(hub.live, user.id) if user else [],
+                "limits": {
+                    "max_message_bytes": settings.ws_max_message_bytes,
+                    "chat_max_length": settings.chat_max_length,
+                    "messages_per_second": MESSAGES_PER_SECOND,
+                    "burst": MESSAGE_BURST,
+                },
+            }
+        )
+        while True:
+            frame = await websocket.receive()
+            if frame["type"] == "websocket.disconnect":
+                break
+            text = frame.get("text")
+            if text is None:
+                conn.close(CLOSE_UNSUPPORTED, "binary frames are not supported")
+                break
+            if len(text.encode()) > settings.ws_max_message_bytes:
+                conn.close(CLOSE_TOO_BIG, "message too big")
+                break
+            await _handle(hub, conn, text)
+    finally:
+        await hub.disconnect(conn)
+
+
+def _ref_of(text: str) -> str | int | None:
+    """The `ref` of a message that failed validation, if it can be read at all."""
+    try:
+        ref = json.loads(text).get("ref")
+    except (ValueError, AttributeError):
+        return None
+    return ref if isinstance(ref, int | str) and len(str(ref)) <= 40 else None
+
+
+async def _handle(hub: Hub, conn: Connection, text: str) -> None:
+    if not conn.messages.take():
+        conn.dropped += 1
+        if conn.dropped >= FLOOD_LIMIT:
+            conn.close(CLOSE_POLICY, "too many messages")
+        else:
+            conn.error("rate_limited", f"at most {MESSAGES_PER_SECOND:.0f} messages per second")
+        return
+    try:
+        message = p.parse(text)
+    except p.BadMessage as exc:
+        WS_MESSAGES.labels("in", "invalid").inc()
+        conn.error("bad_message", str(exc), _ref_of(text))
+        return
+    kind = getattr(message, "type", "?")
+    WS_MESSAGES.labels("in", kind).inc()
+    handler = _HANDLERS[type(message)]
+    try:
+        await handler(hub, conn, message)
+    except PlayError as exc:
+        conn.error(exc.code, exc.message, message.ref)
+    except Exception:
+        logger.exception("error handling a %s message", kind)
+        conn.error("server_error", "the server failed to handle this message", message.ref)
+
+
+def _user(conn: Connection) -> PlayerRef:
+    if conn.user is None:
+        raise PlayError("unauthorized", "sign in (or get a guest token) to do this")
+    return conn.user
+
+
+async def _ping(hub: Hub, conn: Connection, m: p.Ping) -> None:
+    conn.send({"type": "pong", "t": m.t, "server_time": int(time.time() * 1000)})
+
+
+async def _subscribe_lobby(hub: Hub, conn: Connection, m: p.SubscribeLobby) -> None:
+    await hub.subscribe_lobby(conn)
+
+
+async def _unsubscribe_lobby(hub: Hub, conn: Connection, m: p.UnsubscribeLobby) -> None:
+    hub.unsubscribe_lobby(conn)
+
+
+async def _open(hub: Hub, conn: Connection, m: p.Open) -> None:
+    user = _user(conn)
+    table = await tables.open_table(
+        hub.live,
+        user,
+        m.room,
+        variant=m.variant,
+        clock=m.clock.model_dump() if m.clock is not None else None,
+        room_clock="clock" not in m.model_fields_set,
+        colour=m.colour,
+        private=m.private,
+        start_fen=m.start_fen,
+    )
+    await hub.watch(conn, table["id"])
+
+
+async def _sit(hub: Hub, conn: Connection, m: p.Sit) -> None:
+    user = _user(conn)
+    await hub.watch(conn, m.table, invite=m.invite)
+    await tables.sit(hub.live, user, m.table, m.invite)
+
+
+async def _leave(hub: Hub, conn: Connection, m: p.Leave) -> None:
+    await tables.leave(hub.live, _user(conn), m.table)
+
+
+async def _watch(hub: Hub, conn: Connection, m: p.Watch) -> None:
+    await hub.watch(conn, m.table, m.since, m.epoch, m.invite)
+
+
+async def _unwatch(hub: Hub, conn: Connection, m: p.Unwatch) -> None:
+    hub.unwatch(conn, m.table)
+
+
+async def _rematch(hub: Hub, conn: Connection, m: p.Rematch) -> None:
+    await tables.rematch(hub.live, _user(conn), m.table)
+
+
+async def _chat(hub: Hub, conn: Connection, m: p.Chat) -> None:
+    user = _user(conn)
+    if not conn.chats.take():
+        window = CHAT_BURST / CHAT_PER_SECOND
+        raise PlayError(
+            "rate_limited", f"at most {CHAT_BURST:.0f} chat messages per {window:.0f} s"
+        )
+    await tables.chat(hub.live, user, m.table, m.text)
+
+
+async def _move(hub: Hub, conn: Connection, m: p.Move) -> None:
+    await games.play_move(hub.live, _user(conn).id, m.game, m.move, m.ply)
+
+
+async def _resign(hub: Hub, conn: Connection, m: p.Resign) -> None:
+    await games.resign(hub.live, _user(conn).id, m.game)
+
+
+async def _draw_offer(hub: Hub, conn: Connection, m: p.DrawOffer) -> None:
+    await games.offer_draw(hub.live, _user(conn).id, m.game)
+
+
+async def _draw_accept(hub: Hub, conn: Connection, m: p.DrawAccept) -> None:
+    await games.answer_draw(hub.live, _user(conn).id, m.game, accept=True)
+
+
+async def _draw_decline(hub: Hub, conn: Connection, m: p.DrawDecline) -> None:
+    await games.answer_draw(hub.live, _user(conn).id, m.game, accept=False)
+
+
+async def _abort(hub: Hub, conn: Connection, m: p.Abort) -> None:
+    await games.abort(hub.live, _user(conn).id, m.game)
+
+
+async def _claim_win(hub: Hub, conn: Connection, m: p.ClaimWin) -> None:
+    await games.claim_win(hub.live, _user(conn).id, m.game)
+
+
+_HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None]]] = {
+    p.Ping: _ping,
+    p.SubscribeLobby: _subscribe_lobby,
+    p.UnsubscribeLobby: _unsubscribe_lobby,
+    p.Open: _open,
+    p.Sit: _sit,
+    p.Leave: _leave,
+    p.Watch: _watch,
+    p.Unwatch: _unwatch,
+    p.Rematch: _rematch,
+    p.Chat: _chat,
+    p.Move: _move,
+    p.Resign: _resign,
+    p.DrawOffer: _draw_offer,
+    p.DrawAccept: _draw_accept,
+    p.DrawDecline: _draw_decline,
+    p.Abort: _abort,
+    p.ClaimWin: _claim_win,
+}

@@ -1,0 +1,165 @@
+"""The client→server messages of `/ws` (see docs/protocol.md), validated by pydantic.
+
+Server→client messages are plain JSON objects built by the services (table events travel through
+the broker as text) and by `app.realtime.connections`; they are documented, with examples, in
+docs/protocol.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+Ref = Annotated[str, Field(max_length=40)] | int
+Id = Annotated[int, Field(ge=1)]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    ref: Ref | None = None
+
+
+class Ping(Message):
+    type: Literal["ping"]
+    t: float | None = None
+
+
+class SubscribeLobby(Message):
+    type: Literal["subscribe_lobby"]
+
+
+class UnsubscribeLobby(Message):
+    type: Literal["unsubscribe_lobby"]
+
+
+class ClockSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base: int
+    increment: int = 0
+
+
+class Open(Message):
+    type: Literal["open"]
+    room: Annotated[str, Field(max_length=40)] | Id
+    variant: Literal["english", "pool"] | None = None
+    clock: ClockSpec | None = None  # omitted: the room's clock; null: untimed
+    colour: Literal["black", "white", "random"] = "random"
+    private: bool = False
+    start_fen: Annotated[str, Field(max_length=200)] | None = None
+
+
+class TableMessage(Message):
+    table: Id
+
+
+class Sit(TableMessage):
+    type: Literal["sit"]
+    invite: Annotated[str, Field(max_length=32)] | None = None
+
+
+class Leave(TableMessage):
+    type: Literal["leave"]
+
+
+class Watch(TableMessage):
+    type: Literal["watch"]
+    since: Annotated[int, Field(ge=0)] | None = None
+    epoch: Annotated[str, Field(max_length=32)] | None = None
+    invite: Annotated[str, Field(max_length=32)] | None = None
+
+
+class Unwatch(TableMessage):
+    type: Literal["unwatch"]
+
+
+class Rematch(TableMessage):
+    type: Literal["rematch"]
+
+
+class Chat(TableMessage):
+    type: Literal["chat"]
+    text: Annotated[str, Field(max_length=2000)]
+
+
+class Move(Message):
+    type: Literal["move"]
+    game: Id
+    move: Annotated[str, Field(min_length=1, max_length=120)]
+    ply: Annotated[int, Field(ge=0)]
+
+
+class GameMessage(Message):
+    game: Id
+
+
+class Resign(GameMessage):
+    type: Literal["resign"]
+
+
+class DrawOffer(GameMessage):
+    type: Literal["draw_offer"]
+
+
+class DrawAccept(GameMessage):
+    type: Literal["draw_accept"]
+
+
+class DrawDecline(GameMessage):
+    type: Literal["draw_decline"]
+
+
+class Abort(GameMessage):
+    type: Literal["abort"]
+
+
+class ClaimWin(GameMessage):
+    type: Literal["claim_win"]
+
+
+ClientMessage = Annotated[
+    Ping
+    | SubscribeLobby
+    | UnsubscribeLobby
+    | Open
+    | Sit
+    | Leave
+    | Watch
+    | Unwatch
+    | Rematch
+    | Chat
+    | Move
+    | Resign
+    | DrawOffer
+    | DrawAccept
+    | DrawDecline
+    | Abort
+    | ClaimWin,
+    Field(discriminator="type"),
+]
+
+_ADAPTER: TypeAdapter[ClientMessage] = TypeAdapter(ClientMessage)
+
+
+class BadMessage(ValueError):
+    """A frame that is not a valid client message; the text says what is wrong."""
+
+
+def parse(text: str) -> Message:
+    """Read one client frame; raise BadMessage with a readable reason."""
+    try:
+        message: Message = _ADAPTER.validate_json(text)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        kind = error["type"]
+        if kind == "json_invalid":
+            raise BadMessage("the message is not valid JSON") from None
+        if kind in ("union_tag_not_found", "model_attributes_type"):
+            raise BadMessage('the message must be a JSON object with a "type"') from None
+        if kind == "union_tag_invalid":
+            raise BadMessage(f"unknown message type {error['input'].get('type')!r}") from None
+        where = ".".join(str(p) for p in error["loc"][1:]) or "message"
+        raise BadMessage(f"{where}: {error['msg']}") from None
+    return message

@@ -1,0 +1,641 @@
+"""Administration: operators manage rooms, tables, games and users, and every action is audited.
+
+Each action writes its change and its `AuditEntry` in one transaction (the request's session), so
+there is never a change without its entry nor an entry without its change. Only after the commit
+is the rest of the server told: live play follows the stored endings and closings (it updates
+this process's caches and publishes on the table channels), and kicks, bans and closed rooms go
+to every server process on the broker's `control` channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Coroutine, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Select, delete, func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.broker import BrokerUnavailable
+from app.db.models import AuditEntry, AuthToken, GameTable, Room, User
+from app.db.models import Game as GameRow
+from app.metrics import MOVES_ACCEPTED
+from app.rules import Color, Termination, get_variant
+from app.services import games, tables
+from app.services.clocks import GameClock
+from app.services.games import as_unix
+from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError
+
+logger = logging.getLogger(__name__)
+
+ROOM_SETTINGS = (
+    "name",
+    "variant",
+    "clock_base_s",
+    "clock_increment_s",
+    "table_limit",
+    "is_open",
+    "is_listed",
+)
+BAN_REASON_LENGTH = 200  # users.ban_reason
+MOVE_RATE_WINDOW_SECONDS = 60.0
+ANNOUNCE_CONCURRENCY = 8
+
+
+class AdminError(Exception):
+    """A refused action; `code` is stable and shown to clients."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class NotFound(AdminError):
+    def __init__(self, what: str) -> None:
+        super().__init__("not_found", f"no {what}")
+
+
+class Refused(AdminError):
+    """The target is not in a state that allows the action (already closed, ended, banned…)."""
+
+
+class BadCursor(AdminError):
+    def __init__(self) -> None:
+        super().__init__("bad_cursor", "cursor must be a `next_cursor` from a previous page")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _audit(
+    session: AsyncSession,
+    actor: User,
+    action: str,
+    target_type: str,
+    target_id: int | str,
+    note: str | None,
+    **details: Any,
+) -> AuditEntry:
+    entry = AuditEntry(
+        actor_id=actor.id,
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        details=details or None,
+        note=note,
+    )
+    session.add(entry)
+    return entry
+
+
+async def _commit(session: AsyncSession, entry: AuditEntry) -> AuditEntry:
+    """Commit the action with its entry (whose columns stay readable afterwards)."""
+    await session.commit()
+    return entry
+
+
+async def _each(jobs: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run jobs a few at a time: each reads the database, so a room of a hundred games is told
+    several times faster than one by one, without taking the whole connection pool."""
+    limit = asyncio.Semaphore(ANNOUNCE_CONCURRENCY)
+
+    async def run(job: Coroutine[Any, Any, None]) -> None:
+        async with limit:
+            await job
+
+    await asyncio.gather(*(run(job) for job in jobs))
+
+
+async def _announce(
+    live: LivePlay,
+    reason: str,
+    *,
+    ended: Sequence[int] = (),
+    closed: Sequence[int] = (),
+    control: dict[str, Any] | None = None,
+    unseat: tuple[PlayerRef, Sequence[int]] | None = None,
+) -> None:
+    """Tell the server what was committed: endings, closings, the control event, and seats
+    given up (also when the user has no connection for the control event to reach).
+
+    The action is stored either way; if the broker is down its clients learn it on resync.
+    """
+    try:
+        await _each(games.announce_ending(live, game_id, reason) for game_id in ended)
+        await _each(tables.announce_closing(live, table_id, reason) for table_id in closed)
+        if control is not None:
+            await live.publish(CONTROL_CHANNEL, control)
+        if unseat is not None:
+            user, table_ids = unseat
+            for table_id in table_ids:
+                with contextlib.suppress(PlayError):  # not seated there
+                    await tables.leave(live, user, table_id)
+    except BrokerUnavailable:
+        logger.error("administration: stored, but the broker is down; clients were not told")
+
+
+# --- ending games --------------------------------------------------------------------------
+
+
+def _turn(row: GameRow) -> Color:
+    """The side to move in a stored game, from its start position and its ply count."""
+    first: Color = get_variant(row.variant).position(row.start_fen).turn
+    return first if row.ply_count % 2 == 0 else first.other
+
+
+def _end(row: GameRow, result: str, now: datetime) -> None:
+    """Record an administrator's ending on a locked game row, stopping its clock now."""
+    row.status = "aborted" if result == "*" else "finished"
+    row.result = result
+    row.termination = Termination.ADMIN.value
+    row.finished_at = now
+    if row.clock_base_s is not None:
+        base_ms = row.clock_base_s * 1000
+        clock = GameClock(
+            increment_ms=row.clock_increment_s * 1000,
+            black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
+            white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
+            turn_started=as_unix(row.last_move_at or row.started_at),
+        )
+        turn, at = _turn(row), now.timestamp()
+        row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, at))
+        row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, at))
+
+
+async def _playing_at(
+    session: AsyncSession, table_ids: Sequence[int], user_id: int | None = None
+) -> list[GameRow]:
+    """The games in progress at these tables (of `user_id` only, if given), locked."""
+    if not table_ids:
+        return []
+    query = select(GameRow).where(GameRow.table_id.in_(table_ids), GameRow.status == "playing")
+    if user_id is not None:
+        query = query.where(or_(GameRow.black_id == user_id, GameRow.white_id == user_id))
+    rows = await session.scalars(query.order_by(GameRow.id).with_for_update())
+    return list(rows.all())
+
+
+async def end_game(
+    session: AsyncSession, live: LivePlay, actor: User, game_id: int, result: str, note: str
+) -> AuditEntry:
+    """Adjudicate a live game with `result`, or abort it (`*`); the players are told why."""
+    row = await session.scalar(select(GameRow).where(GameRow.id == game_id).with_for_update())
+    if row is None:
+        raise NotFound(f"game {game_id}")
+    if row.status != "playing" or row.table_id is None:
+        raise Refused("game_over", f"game {game_id} is not in progress ({row.result})")
+    _end(row, result, utcnow())
+    entry = _audit(
+        session,
+        actor,
+        "game.abort" if result == "*" else "game.adjudicate",
+        "game",
+        game_id,
+        note,
+        result=result,
+        table=row.table_id,
+        ply=row.ply_count,
+    )
+    await _commit(session, entry)
+    await _announce(live, note, ended=[game_id])
+    return entry
+
+
+# --- tables and rooms ----------------------------------------------------------------------
+
+
+async def close_table(
+    session: AsyncSession, live: LivePlay, actor: User, table_id: int, result: str, note: str
+) -> AuditEntry:
+    """Close a table; a game in progress there ends with `result` (`*`: aborted)."""
+    table = await session.scalar(
+        select(GameTable).where(GameTable.id == table_id).with_for_update()
+    )
+    if table is None:
+        raise NotFound(f"table {table_id}")
+    if table.status == "closed":
+        raise Refused("table_closed", f"table {table_id} is already closed")
+    now = utcnow()
+    ended = await _playing_at(session, [table_id])
+    for row in ended:
+        _end(row, result, now)
+    table.status, table.closed_at = "closed", now
+    entry = _audit(
+        session,
+        actor,
+        "table.close",
+        "table",
+        table_id,
+        note,
+        room=table.room_id,
+        result=result,
+        games=[g.id for g in ended],
+    )
+    await _commit(session, entry)
+    await _announce(live, note, ended=[g.id for g in ended], closed=[table_id])
+    return entry
+
+
+@dataclass(frozen=True)
+class RoomState:
+    """A room with its tables as live play shows them (players, game, status)."""
+
+    room: Room
+    tables: list[dict[str, Any]]
+
+
+async def _open_table_ids(session: AsyncSession, room_id: int | None = None) -> list[int]:
+    query = select(GameTable.id).where(GameTable.status == "open").order_by(GameTable.id)
+    if room_id is not None:
+        query = query.where(GameTable.room_id == room_id)
+    return list((await session.scalars(query)).all())
+
+
+async def live_tables(
+    session: AsyncSession, live: LivePlay, room_id: int | None = None
+) -> list[dict[str, Any]]:
+    """Every table not closed (of one room, if given), private ones included with their invite,
+    as live play shows them plus the room's slug."""
+    if room_id is not None and await session.get(Room, room_id) is None:
+        raise NotFound(f"room {room_id}")
+    rows = await session.execute(select(Room.id, Room.slug))
+    slugs = {room: slug for room, slug in rows.all()}
+    table_ids = await _open_table_ids(session, room_id)
+    # Live play reads through sessions of its own: end this one's transaction first (SQLite
+    # lets one transaction at a time hold the database).
+    await session.commit()
+    found = []
+    for table_id in table_ids:
+        with contextlib.suppress(PlayError):  # closed meanwhile
+            # What this process knows, as the lobby shows it; read from storage if nothing.
+            table = live.tables.get(table_id) or await tables.load_table(live, table_id)
+            if not table.closed:
+                payload = live.table_payload(table, with_invite=True)
+                found.append(payload | {"room_slug": slugs.get(table.room_id, "")})
+    return found
+
+
+async def list_rooms(session: AsyncSession, live: LivePlay) -> list[RoomState]:
+    """Every room, hidden and closed ones too, with its open tables."""
+    rooms = list((await session.scalars(select(Room).order_by(Room.id))).all())
+    by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
+    for table in await live_tables(session, live):
+        by_room.setdefault(table["room"], []).append(table)
+    return [RoomState(room, by_room[room.id]) for room in rooms]
+
+
+@dataclass(frozen=True)
+class RoomSettings:
+    """What an administrator sets on a room; tables opened later take these defaults."""
+
+    name: str
+    variant: str
+    clock_base_s: int | None
+    clock_increment_s: int
+    table_limit: int
+    is_open: bool
+    is_listed: bool
+
+
+def _room_settings(room: Room) -> dict[str, Any]:
+    return {name: getattr(room, name) for name in ROOM_SETTINGS}
+
+
+async def create_room(
+    session: AsyncSession, actor: User, slug: str, settings: RoomSettings, note: str | None
+) -> Room:
+    if await session.scalar(select(Room.id).where(Room.slug == slug)) is not None:
+        raise Refused("slug_taken", f"a room is already called {slug!r}")
+    values = {name: getattr(settings, name) for name in ROOM_SETTINGS}
+    room = Room(slug=slug, **values)
+    session.add(room)
+    try:
+        await session.flush()
+    except IntegrityError as exc:  # the same slug created concurrently
+        await session.rollback()
+        raise Refused("slug_taken", f"a room is already called {slug!r}") from exc
+    entry = _audit(session, actor, "room.create", "room", room.id, note, slug=slug, **values)
+    await _commit(session, entry)
+    return room
+
+
+async def update_room(
+    session: AsyncSession, actor: User, room_id: int, changes: dict[str, Any], note: str | None
+) -> Room:
+    """Rename or configure a room (any of `ROOM_SETTINGS`); tables already open keep theirs.
+
+    Opening a closed room makes it usable again. Changing nothing records nothing.
+    """
+    unknown = set(changes) - set(ROOM_SETTINGS)
+    if unknown:
+        raise ValueError(f"not a room setting: {sorted(unknown)}")
+    room = await session.scalar(select(Room).where(Room.id == room_id).with_for_update())
+    if room is None:
+        raise NotFound(f"room {room_id}")
+    before = _room_settings(room)
+    changed = {name: [before[name], value] for name, value in changes.items()}
+    changed = {name: pair for name, pair in changed.items() if pair[0] != pair[1]}
+    if not changed:
+        await session.commit()
+        return room
+    for name, (_, value) in changed.items():
+        setattr(room, name, value)
+    if room.is_open:
+        room.closed_at = None
+    action = "room.rename" if set(changed) == {"name"} else "room.configure"
+    entry = _audit(session, actor, action, "room", room_id, note, changed=changed)
+    await _commit(session, entry)
+    return room
+
+
+async def close_room(
+    session: AsyncSession, live: LivePlay, actor: User, room_id: int, result: str, note: str
+) -> AuditEntry:
+    """Close a room: no new tables, its tables closed, their games ended with `result`."""
+    room = await session.scalar(select(Room).where(Room.id == room_id).with_for_update())
+    if room is None:
+        raise NotFound(f"room {room_id}")
+    if room.closed_at is not None:
+        raise Refused("room_closed", f"room {room.slug} is already closed")
+    now = utcnow()
+    closed = list(
+        (
+            await session.scalars(
+                select(GameTable)
+                .where(GameTable.room_id == room_id, GameTable.status == "open")
+                .order_by(GameTable.id)
+                .with_for_update()
+            )
+        ).all()
+    )
+    ended = await _playing_at(session, [t.id for t in closed])
+    for row in ended:
+        _end(row, result, now)
+    for table in closed:
+        table.status, table.closed_at = "closed", now
+    room.is_open, room.closed_at = False, now
+    entry = _audit(
+        session,
+        actor,
+        "room.close",
+        "room",
+        room_id,
+        note,
+        result=result,
+        tables=[t.id for t in closed],
+        games=[g.id for g in ended],
+    )
+    await _commit(session, entry)
+    await _announce(
+        live,
+        note,
+        ended=[g.id for g in ended],
+        closed=[t.id for t in closed],
+        control={"type": "room_closed", "room_id": room_id},
+    )
+    return entry
+
+
+# --- users ---------------------------------------------------------------------------------
+
+
+async def _target_user(session: AsyncSession, actor: User, user_id: int, verb: str) -> User:
+    user = await session.scalar(select(User).where(User.id == user_id).with_for_update())
+    if user is None:
+        raise NotFound(f"user {user_id}")
+    if user.id == actor.id:
+        raise Refused("own_account", f"administrators cannot {verb} themselves")
+    return user
+
+
+async def kick(
+    session: AsyncSession,
+    live: LivePlay,
+    actor: User,
+    user_id: int,
+    note: str,
+    *,
+    table_id: int | None = None,
+    room_id: int | None = None,
+    result: str = "*",
+) -> AuditEntry:
+    """Send a user away from a table, from every table of a room, or (neither) from the server.
+
+    From tables: their games there end with `result`, they lose their seats and stop watching.
+    From the server: their connections are closed. Nothing stops them coming back: ban for that.
+    """
+    user = await _target_user(session, actor, user_id, "kick")
+    if table_id is not None:
+        table = await session.get(GameTable, table_id)
+        if table is None:
+            raise NotFound(f"table {table_id}")
+        if table.status == "closed":
+            raise Refused("table_closed", f"table {table_id} is closed")
+        scope = [table_id]
+    elif room_id is not None:
+        if await session.get(Room, room_id) is None:
+            raise NotFound(f"room {room_id}")
+        scope = await _open_table_ids(session, room_id)
+    else:
+        scope = []
+    ended = await _playing_at(session, scope, user_id)
+    now = utcnow()
+    for row in ended:
+        _end(row, result, now)
+    details: dict[str, Any] = {"name": user.name, "table": table_id, "room": room_id}
+    if ended:
+        details |= {"games": [g.id for g in ended], "result": result}
+    entry = _audit(session, actor, "user.kick", "user", user_id, note, **details)
+    await _commit(session, entry)
+    await _announce(
+        live,
+        note,
+        ended=[g.id for g in ended],
+        control={
+            "type": "kick",
+            "user_id": user_id,
+            "table_id": table_id,
+            "room_id": room_id,
+            "reason": note,
+        },
+        unseat=(PlayerRef(user.id, user.name), scope),
+    )
+    return entry
+
+
+async def ban(
+    session: AsyncSession, live: LivePlay, actor: User, user_id: int, note: str
+) -> AuditEntry:
+    """Refuse the user's log-ins and tokens from now on and close their connections.
+
+    Their tokens are revoked, so an unban asks them to log in again. A game they were playing is
+    left to its clock and the abandonment rule, like any player who goes away.
+    """
+    user = await _target_user(session, actor, user_id, "ban")
+    if user.banned:
+        raise Refused("already_banned", f"{user.name} is already banned")
+    user.banned, user.ban_reason = True, note[:BAN_REASON_LENGTH]
+    await session.execute(delete(AuthToken).where(AuthToken.user_id == user_id))
+    entry = _audit(session, actor, "user.ban", "user", user_id, note, name=user.name)
+    await _commit(session, entry)
+    await _announce(
+        live, note, control={"type": "ban", "user_id": user_id, "reason": f"banned: {note}"}
+    )
+    return entry
+
+
+async def unban(session: AsyncSession, actor: User, user_id: int, note: str) -> AuditEntry:
+    user = await _target_user(session, actor, user_id, "unban")
+    if not user.banned:
+        raise Refused("not_banned", f"{user.name} is not banned")
+    user.banned, user.ban_reason = False, None
+    entry = _audit(session, actor, "user.unban", "user", user_id, note, name=user.name)
+    return await _commit(session, entry)
+
+
+@dataclass(frozen=True)
+class UserFilter:
+    name: str | None = None  # part of the name, any case
+    kind: str | None = None
+    role: str | None = None
+    banned: bool | None = None
+
+
+async def list_users(
+    session: AsyncSession, flt: UserFilter, limit: int, offset: int
+) -> tuple[list[User], int]:
+    """Matching users by name, and how many match in all."""
+    query = select(User)
+    if flt.name:
+        query = query.where(func.lower(User.name).contains(flt.name.lower(), autoescape=True))
+    if flt.kind is not None:
+        query = query.where(User.kind == flt.kind)
+    if flt.role is not None:
+        query = query.where(User.role == flt.role)
+    if flt.banned is not None:
+        query = query.where(User.banned.is_(flt.banned))
+    total = await session.scalar(select(func.count()).select_from(query.subquery()))
+    users = await session.scalars(query.order_by(User.name).limit(limit).offset(offset))
+    return list(users.all()), int(total or 0)
+
+
+# --- the audit log -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditFilter:
+    actor: str | None = None  # the administrator's name
+    action: str | None = None  # `user.ban`, or a family: `user.`
+    target_type: str | None = None
+    target_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    entry: AuditEntry
+    actor: str | None
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    entries: list[AuditRecord]
+    next_cursor: str | None
+
+
+def _audit_query(flt: AuditFilter) -> Select[AuditEntry, str]:
+    query = select(AuditEntry, User.name).outerjoin(User, User.id == AuditEntry.actor_id)
+    if flt.actor is not None:
+        query = query.where(func.lower(User.name) == flt.actor.lower())
+    if flt.action is not None:
+        if flt.action.endswith("."):
+            query = query.where(AuditEntry.action.startswith(flt.action, autoescape=True))
+        else:
+            query = query.where(AuditEntry.action == flt.action)
+    if flt.target_type is not None:
+        query = query.where(AuditEntry.target_type == flt.target_type)
+    if flt.target_id is not None:
+        query = query.where(AuditEntry.target_id == flt.target_id)
+    if flt.since is not None:
+        query = query.where(AuditEntry.at >= flt.since)
+    if flt.until is not None:
+        query = query.where(AuditEntry.at < flt.until)
+    return query
+
+
+async def audit_log(
+    session: AsyncSession, flt: AuditFilter, limit: int, cursor: str | None = None
+) -> AuditPage:
+    """Entries newest first; `next_cursor` continues after the last one of the page."""
+    query = _audit_query(flt)
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise BadCursor()
+        query = query.where(AuditEntry.id < int(cursor))
+    rows = (await session.execute(query.order_by(AuditEntry.id.desc()).limit(limit + 1))).all()
+    records = [AuditRecord(entry, name) for entry, name in rows[:limit]]
+    next_cursor = str(records[-1].entry.id) if len(rows) > limit else None
+    return AuditPage(records, next_cursor)
+
+
+# --- server status -------------------------------------------------------------------------
+
+
+async def live_counts(session: AsyncSession) -> tuple[int, int]:
+    """(games in progress, tables open) on the whole server, as stored."""
+    playing = await session.scalar(
+        select(func.count())
+        .select_from(GameRow)
+        .where(GameRow.status == "playing", GameRow.table_id.is_not(None))
+    )
+    open_tables = await session.scalar(
+        select(func.count()).select_from(GameTable).where(GameTable.status == "open")
+    )
+    return int(playing or 0), int(open_tables or 0)
+
+
+def moves_accepted() -> int:
+    """Moves this process has accepted since it started, all variants together."""
+    return int(
+        sum(
+            sample.value
+            for metric in MOVES_ACCEPTED.collect()
+            for sample in metric.samples
+            if sample.name.endswith("_total")
+        )
+    )
+
+
+class MoveRate:
+    """Moves accepted by this process in about the last minute, from samples of the counter.
+
+    Call `sample()` every few seconds; the figure covers a window from one minute to one minute
+    plus the sampling interval (less just after the process starts).
+    """
+
+    def __init__(self, window: float = MOVE_RATE_WINDOW_SECONDS) -> None:
+        self.window = window
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def sample(self) -> None:
+        now = time.monotonic()
+        self._samples.append((now, moves_accepted()))
+        # Keep the newest sample that is at least a window old: the base of the count.
+        while len(self._samples) > 1 and self._samples[1][0] <= now - self.window:
+            self._samples.popleft()
+
+    def last_minute(self) -> tuple[int, float]:
+        """(moves, the seconds over which they were counted)."""
+        self.sample()
+        (start, first), (end, last) = self._samples[0], self._samples[-1]
+        return last - first, end - start

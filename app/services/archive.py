@@ -1,0 +1,613 @@
+"""The game archive: history queries with keyset pagination, and PDN / NDJSON rendering.
+
+Pages are ordered by (started_at, id) and continued with an opaque cursor holding the last row's
+key, so games that arrive while a client pages through the history never shift a page: nothing is
+skipped or repeated. A player's games are read as two index range scans (as Black, as White), each
+limited, then merged, which keeps a history page cheap even for a player with 100,000 games.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
+from typing import Any, Literal
+
+from sqlalchemy import ColumnElement, Row, Select, Subquery, func, or_, select, tuple_, union_all
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from app.db.models import Game, Move, Room, User
+from app.rules import Game as RulesGame
+from app.rules import RulesError, get_variant
+from app.rules.pdn import write_game
+from app.services.accounts import find_user
+
+Order = Literal["desc", "asc"]
+Colour = Literal["black", "white"]
+RELATIVE_RESULTS = ("win", "loss", "draw")
+
+# What each relative result means in the PDN result of a game, seen from Black or from White.
+_RELATIVE = {
+    "black": {"win": "1-0", "loss": "0-1", "draw": "1/2-1/2"},
+    "white": {"win": "0-1", "loss": "1-0", "draw": "1/2-1/2"},
+}
+
+
+class ArchiveError(Exception):
+    """A query the archive cannot answer as asked; `code` is the stable error code."""
+
+    code = "bad_request"
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+class NotFoundError(ArchiveError):
+    code = "not_found"
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """Every filter of the history and export endpoints; None means "any"."""
+
+    player: str | None = None
+    opponent: str | None = None
+    colour: Colour | None = None
+    variant: str | None = None
+    result: str | None = None  # a PDN result, or win/loss/draw relative to `player`
+    termination: str | None = None
+    room: str | None = None  # room slug
+    rated: bool | None = None
+    status: str | None = None
+    since: date | None = None  # inclusive, by start date (UTC)
+    until: date | None = None  # inclusive
+    min_plies: int | None = None
+
+
+@dataclass
+class GameSummary:
+    """A game as listed in a history page."""
+
+    id: int
+    variant: str
+    status: str
+    result: str
+    termination: str | None
+    black: str | None
+    white: str | None
+    rated: bool
+    room: str | None
+    room_name: str | None
+    source: str
+    start_fen: str | None
+    clock_base_s: int | None
+    clock_increment_s: int
+    ply_count: int
+    started_at: datetime
+    last_move_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass
+class GameRecord(GameSummary):
+    """A game with its PDN tags and its moves, as shown alone or exported."""
+
+    tags: dict[str, str] = field(default_factory=dict)
+    moves: list[str] = field(default_factory=list)  # PDN move texts, ply 1 first
+    clocks_ms: list[int | None] = field(default_factory=list)  # mover's time left, per ply
+    played_at: list[datetime | None] = field(default_factory=list)
+
+
+@dataclass
+class GamePage:
+    games: list[GameSummary]
+    next_cursor: str | None
+    total: int | None
+
+
+@dataclass
+class VariantStats:
+    games: int = 0
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+    playing: int = 0
+
+
+@dataclass
+class PlayerProfile:
+    name: str
+    kind: str
+    created_at: datetime
+    last_seen_at: datetime | None
+    games: int
+    variants: dict[str, VariantStats]
+
+
+# --- cursors -------------------------------------------------------------------------------
+
+
+def as_utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every stored time is UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def encode_cursor(order: Order, started_at: datetime, game_id: int) -> str:
+    raw = f"{order}|{as_utc(started_at).isoformat()}|{game_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
+    """The (started_at, id) key after which a page continues; ArchiveError `bad_cursor` if the
+    text is not a cursor this server issued for this sort order."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        cursor_order, started, game_id = raw.split("|")
+        key = (as_utc(datetime.fromisoformat(started)), int(game_id))
+        if not 0 < key[1] < 2**63:
+            raise ValueError(game_id)
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
+        raise ArchiveError("cursor is not one this server issued", "bad_cursor") from None
+    if cursor_order != order:
+        raise ArchiveError(f"cursor was issued for order={cursor_order}", "bad_cursor")
+    return key
+
+
+# --- queries -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedFilter:
+    """A filter with names turned into ids, split into one condition list per index to scan."""
+
+    branches: list[list[ColumnElement[bool]]]
+
+
+async def _user(session: AsyncSession, name: str) -> User:
+    """The player called `name`, ignoring case as account names do."""
+    user = await find_user(session, name)
+    if user is None:
+        raise NotFoundError(f"no player named {name!r}")
+    return user
+
+
+async def resolve_filter(session: AsyncSession, flt: GameFilter) -> ResolvedFilter:
+    """Check a filter and look up the names in it: ArchiveError for filters that do not fit
+    together, NotFoundError for an unknown player or room. Done before an export starts
+    streaming, so such errors are still proper error responses."""
+    common: list[ColumnElement[bool]] = []
+    if flt.variant is not None:
+        common.append(Game.variant == flt.variant)
+    if flt.termination is not None:
+        common.append(Game.termination == flt.termination)
+    if flt.rated is not None:
+        common.append(Game.rated.is_(flt.rated))
+    if flt.status is not None:
+        common.append(Game.status == flt.status)
+    if flt.min_plies is not None:
+        common.append(Game.ply_count >= flt.min_plies)
+    if flt.since is not None:
+        common.append(Game.started_at >= datetime.combine(flt.since, time(), UTC))
+    if flt.until is not None and flt.until < date.max:
+        end = datetime.combine(flt.until + timedelta(days=1), time(), UTC)
+        common.append(Game.started_at < end)
+    if flt.since is not None and flt.until is not None and flt.since > flt.until:
+        raise ArchiveError("since must not be after until")
+    if flt.room is not None:
+        room_id = await session.scalar(select(Room.id).where(Room.slug == flt.room))
+        if room_id is None:
+            raise NotFoundError(f"no room {flt.room!r}")
+        common.append(Game.room_id == room_id)
+
+    if flt.player is None:
+        if flt.opponent is not None or flt.colour is not None:
+            raise ArchiveError("opponent and colour need player")
+        if flt.result in RELATIVE_RESULTS:
+            raise ArchiveError(f"result={flt.result} needs player")
+        if flt.result is not None:
+            common.append(Game.result == flt.result)
+        return ResolvedFilter([common])
+
+    player_id = (await _user(session, flt.player)).id
+    opponent_id = None if flt.opponent is None else (await _user(session, flt.opponent)).id
+    branches = []
+    for colour in ("black", "white"):
+        if flt.colour not in (None, colour):
+            continue
+        mine, theirs = (
+            (Game.black_id, Game.white_id) if colour == "black" else (Game.white_id, Game.black_id)
+        )
+        conds = [*common, mine == player_id]
+        if colour == "white" and flt.colour is None:
+            # A game with the player on both sides is listed once, from the Black scan (the
+            # White index holds black_id, so counting this branch stays index-only).
+            conds.append(or_(Game.black_id.is_(None), Game.black_id != player_id))
+        if opponent_id is not None:
+            conds.append(theirs == opponent_id)
+        if flt.result is not None:
+            conds.append(Game.result == _RELATIVE[colour].get(flt.result, flt.result))
+        branches.append(conds)
+    return ResolvedFilter(branches)
+
+
+def _keyset(order: Order, after: tuple[datetime, int] | None) -> list[ColumnElement[bool]]:
+    if after is None:
+        return []
+    key = tuple_(Game.started_at, Game.id)
+    bound = tuple_(*after)
+    return [key < bound if order == "desc" else key > bound]
+
+
+def _page_order(order: Order) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    if order == "desc":
+        return Game.started_at.desc(), Game.id.desc()
+    return Game.started_at.asc(), Game.id.asc()
+
+
+def _page(
+    resolved: ResolvedFilter, order: Order, after: tuple[datetime, int] | None, limit: int
+) -> Subquery:
+    """The ids and start times of the next `limit` matching games: one limited index scan per
+    branch, merged and limited again."""
+    parts = [
+        select(Game.id, Game.started_at)
+        .where(*conds, *_keyset(order, after))
+        .order_by(*_page_order(order))
+        .limit(limit)
+        .subquery()
+        for conds in resolved.branches
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    merged = union_all(*(select(p.c.id, p.c.started_at) for p in parts)).subquery()
+    return (
+        select(merged.c.id, merged.c.started_at)
+        .order_by(*_page_order_of(merged, order))
+        .limit(limit)
+        .subquery()
+    )
+
+
+def _page_order_of(page: Subquery, order: Order) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    if order == "desc":
+        return page.c.started_at.desc(), page.c.id.desc()
+    return page.c.started_at.asc(), page.c.id.asc()
+
+
+async def _count(session: AsyncSession, resolved: ResolvedFilter) -> int:
+    """Matching games, counted per branch in one statement (each an index-only count for a
+    player's history)."""
+    counts = [
+        select(func.count()).select_from(Game).where(*conds).scalar_subquery()
+        for conds in resolved.branches
+    ]
+    row = (await session.execute(select(*counts))).one()
+    return sum(row)
+
+
+_Black = aliased(User)
+_White = aliased(User)
+_SUMMARY_COLUMNS = (
+    Game.id,
+    Game.variant,
+    Game.status,
+    Game.result,
+    Game.termination,
+    _Black.name,
+    _White.name,
+    Game.rated,
+    Room.slug,
+    Room.name,
+    Game.source,
+    Game.start_fen,
+    Game.clock_base_s,
+    Game.clock_increment_s,
+    Game.ply_count,
+    Game.started_at,
+    Game.last_move_at,
+    Game.finished_at,
+)
+
+
+def _summary_select(*extra: Any) -> Select[*tuple[Any, ...]]:
+    return (
+        select(*_SUMMARY_COLUMNS, *extra)
+        .outerjoin(_Black, _Black.id == Game.black_id)
+        .outerjoin(_White, _White.id == Game.white_id)
+        .outerjoin(Room, Room.id == Game.room_id)
+    )
+
+
+_SUMMARY_FIELDS = tuple(f.name for f in fields(GameSummary))
+
+
+def _summary(row: Sequence[Any]) -> dict[str, Any]:
+    values = dict(zip(_SUMMARY_FIELDS, row, strict=True))
+    for key in ("started_at", "last_move_at", "finished_at"):
+        if values[key] is not None:
+            values[key] = as_utc(values[key])
+    return values
+
+
+async def _page_rows(
+    session: AsyncSession,
+    resolved: ResolvedFilter,
+    order: Order,
+    after: tuple[datetime, int] | None,
+    limit: int,
+    *extra: Any,
+) -> list[Row[Any]]:
+    """The summary columns (then `extra`) of the next `limit` games, in page order."""
+    page = _page(resolved, order, after, limit)
+    stmt = (
+        _summary_select(*extra)
+        .join(page, page.c.id == Game.id)
+        .order_by(*_page_order_of(page, order))
+    )
+    return list(await session.execute(stmt))
+
+
+async def list_games(
+    session: AsyncSession,
+    flt: GameFilter,
+    *,
+    limit: int = 20,
+    cursor: str | None = None,
+    order: Order = "desc",
+    with_total: bool = True,
+) -> GamePage:
+    """One page of games matching `flt`, and the cursor of the next page (None on the last)."""
+    after = None if cursor is None else decode_cursor(cursor, order)
+    resolved = await resolve_filter(session, flt)
+    games = [
+        GameSummary(**_summary(row))
+        for row in await _page_rows(session, resolved, order, after, limit + 1)
+    ]
+    next_cursor = None
+    if len(games) > limit:
+        games = games[:limit]
+        next_cursor = encode_cursor(order, games[-1].started_at, games[-1].id)
+    total = await _count(session, resolved) if with_total else None
+    return GamePage(games, next_cursor, total)
+
+
+_MoveLists = tuple[list[str], list[int | None], list[datetime | None]]
+
+
+async def _moves_of(
+    session: AsyncSession, ids: list[int], with_times: bool
+) -> dict[int, _MoveLists]:
+    """The moves of the given games (move times only `with_times`: an export does without).
+    Postgres folds each game's plies into arrays: one row per game instead of one per ply."""
+    moves: dict[int, _MoveLists] = {game_id: ([], [], []) for game_id in ids}
+    if session.get_bind().dialect.name == "postgresql":
+        columns: list[ColumnElement[Any]] = [
+            func.array_agg(aggregate_order_by(column, Move.ply))
+            for column in (Move.move, Move.clock_ms, Move.played_at)[: 3 if with_times else 2]
+        ]
+        rows = await session.execute(
+            select(Move.game_id, *columns).where(Move.game_id.in_(ids)).group_by(Move.game_id)
+        )
+        for game_id, texts, clocks, *times in rows:
+            moves[game_id] = (
+                list(texts),
+                list(clocks),
+                list(times[0]) if with_times else [None] * len(texts),
+            )
+        return moves
+    ply_rows = await session.execute(
+        select(Move.game_id, Move.move, Move.clock_ms, Move.played_at)
+        .where(Move.game_id.in_(ids))
+        .order_by(Move.game_id, Move.ply)
+    )
+    for game_id, text, clock_ms, played_at in ply_rows:
+        game_texts, game_clocks, game_times = moves[game_id]
+        game_texts.append(text)
+        game_clocks.append(clock_ms)
+        game_times.append(None if played_at is None or not with_times else as_utc(played_at))
+    return moves
+
+
+async def _records(
+    session: AsyncSession, rows: Sequence[Row[Any]], with_times: bool = True
+) -> list[GameRecord]:
+    """Summary rows with the tags column last, completed with their moves."""
+    moves = await _moves_of(session, [row[0] for row in rows], with_times)
+    records = []
+    for row in rows:
+        texts, clocks, times = moves[row[0]]
+        records.append(
+            GameRecord(
+                **_summary(row[:-1]),
+                tags=row[-1] or {},
+                moves=texts,
+                clocks_ms=clocks,
+                played_at=times,
+            )
+        )
+    return records
+
+
+async def get_game(session: AsyncSession, game_id: int) -> GameRecord:
+    rows = list(await session.execute(_summary_select(Game.tags).where(Game.id == game_id)))
+    if not rows:
+        raise NotFoundError(f"no game {game_id}")
+    return (await _records(session, rows))[0]
+
+
+async def iter_games(
+    session: AsyncSession,
+    resolved: ResolvedFilter,
+    *,
+    order: Order = "desc",
+    max_games: int | None = None,
+    batch_size: int = 500,
+) -> AsyncIterator[GameRecord]:
+    """Every game matching the filter with its moves, read `batch_size` games at a time by keyset,
+    so an export of a million games holds one batch in memory and no long-lived transaction."""
+    after: tuple[datetime, int] | None = None
+    remaining = max_games
+    while remaining is None or remaining > 0:
+        size = batch_size if remaining is None else min(batch_size, remaining)
+        rows = await _page_rows(session, resolved, order, after, size, Game.tags)
+        if not rows:
+            return
+        records = await _records(session, rows, with_times=False)
+        await session.commit()  # end the read transaction between batches
+        for record in records:
+            yield record
+        after = (records[-1].started_at, records[-1].id)
+        if remaining is not None:
+            remaining -= len(rows)
+        if len(rows) < size:
+            return
+
+
+def positions_after(record: GameRecord) -> list[str | None]:
+    """The FEN after each ply, replayed by the rules engine; None from a ply the engine rejects
+    (a stored game is checked when it is played or imported, so that means a damaged record)."""
+    game = RulesGame(get_variant(record.variant), start_fen=record.start_fen)
+    fens: list[str | None] = []
+    for move in record.moves:
+        try:
+            game.play(move)
+        except RulesError:
+            break
+        fens.append(game.fen())
+    return fens + [None] * (len(record.moves) - len(fens))
+
+
+def start_position(record: GameRecord) -> str:
+    return get_variant(record.variant).position(fen=record.start_fen).fen()
+
+
+# --- players -------------------------------------------------------------------------------
+
+
+async def player_profile(session: AsyncSession, name: str) -> PlayerProfile:
+    """A player's totals per variant, counted from the games (any source) they played."""
+    user = await _user(session, name)
+    stats: dict[str, VariantStats] = {}
+    last_game: datetime | None = None
+    for colour, mine in (("black", Game.black_id), ("white", Game.white_id)):
+        conds = [mine == user.id]
+        if colour == "white":
+            conds.append(or_(Game.black_id.is_(None), Game.black_id != user.id))
+        rows = await session.execute(
+            select(Game.variant, Game.status, Game.result, func.count(), func.max(Game.started_at))
+            .where(*conds)
+            .group_by(Game.variant, Game.status, Game.result)
+        )
+        for variant, status, result, count, latest in rows:
+            entry = stats.setdefault(variant, VariantStats())
+            entry.games += count
+            if status == "playing":
+                entry.playing += count
+            elif result == _RELATIVE[colour]["win"]:
+                entry.wins += count
+            elif result == _RELATIVE[colour]["loss"]:
+                entry.losses += count
+            elif result == "1/2-1/2":
+                entry.draws += count
+            latest = as_utc(latest)
+            last_game = latest if last_game is None else max(last_game, latest)
+    seen = [as_utc(t) for t in (user.last_seen_at, last_game) if t is not None]
+    return PlayerProfile(
+        name=user.name,
+        kind=user.kind,
+        created_at=as_utc(user.created_at),
+        last_seen_at=max(seen) if seen else None,
+        games=sum(s.games for s in stats.values()),
+        variants=stats,
+    )
+
+
+# --- rendering -----------------------------------------------------------------------------
+
+# Tags written from the game's own columns; a stored tag of the same name is not repeated.
+_OWN_TAGS = {"Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType", "FEN"}
+_OWN_TAGS |= {"TimeControl", "Termination", "SetUp", "Setup"}
+
+
+def format_clock(ms: int) -> str:
+    return _clock_text(max(ms, 0) // 1000)
+
+
+@lru_cache(maxsize=8192)
+def _clock_text(seconds: int) -> str:
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
+    """The PDN tag pairs of a game: the seven standard ones first, then what we know of it."""
+    stored = record.tags
+    event = f"{'Rated' if record.rated else 'Casual'} {record.variant} game"
+    if record.room_name:
+        event += f", {record.room_name}"
+    tags = {
+        "Event": stored.get("Event") or event,
+        "Site": stored.get("Site") or site,
+        "Date": stored.get("Date") or record.started_at.strftime("%Y.%m.%d"),
+        "Round": stored.get("Round") or "-",
+        "Black": record.black or stored.get("Black") or "?",
+        "White": record.white or stored.get("White") or "?",
+        "Result": record.result,
+        "GameType": str(get_variant(record.variant).pdn_game_type),
+    }
+    if record.start_fen:
+        tags["FEN"] = record.start_fen
+    if record.clock_base_s is not None:
+        tags["TimeControl"] = f"{record.clock_base_s}+{record.clock_increment_s}"
+    if record.termination:
+        tags["Termination"] = record.termination
+    tags.update({k: str(v) for k, v in stored.items() if k not in _OWN_TAGS})
+    return tags
+
+
+def render_pdn(record: GameRecord, site: str) -> str:
+    """The game as a PDN record; each move's clock, when known, as a `{[%clock h:mm:ss]}`."""
+    comments = {
+        ply: f"[%clock {format_clock(ms)}]"
+        for ply, ms in enumerate(record.clocks_ms, start=1)
+        if ms is not None
+    }
+    return write_game(pdn_tags(record, site), record.moves, record.result, comments)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def render_ndjson(record: GameRecord) -> str:
+    """The game as one JSON line: the summary fields, tags, moves and clocks (ms left)."""
+    doc = {
+        "id": record.id,
+        "variant": record.variant,
+        "status": record.status,
+        "result": record.result,
+        "termination": record.termination,
+        "black": record.black,
+        "white": record.white,
+        "rated": record.rated,
+        "room": record.room,
+        "source": record.source,
+        "start_fen": record.start_fen,
+        "clock_base_s": record.clock_base_s,
+        "clock_increment_s": record.clock_increment_s,
+        "ply_count": record.ply_count,
+        "started_at": _iso(record.started_at),
+        "finished_at": _iso(record.finished_at),
+        "tags": record.tags,
+        "moves": record.moves,
+        "clocks_ms": record.clocks_ms if any(c is not None for c in record.clocks_ms) else None,
+    }
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"

@@ -1,0 +1,50 @@
+"""Fischer clocks kept as "time left when the turn began" plus the turn's start time.
+
+Only the side to move has a running clock: its time left is computed from the moment its turn
+began, so nothing ticks in memory and the same figures can be stored and reloaded. A server
+restart sets the turn's start to the recovery time, so downtime is never charged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.rules import Color
+
+
+@dataclass(slots=True)
+class GameClock:
+    increment_ms: int
+    black_ms: int
+    white_ms: int
+    turn_started: float  # Unix seconds at which the side to move's clock started
+
+    def stored(self, colour: Color) -> int:
+        """Time left at the start of `colour`'s current or next turn."""
+        return self.black_ms if colour is Color.BLACK else self.white_ms
+
+    def left(self, colour: Color, turn: Color, now: float) -> int:
+        """Time left for `colour` at `now`, given whose turn it is."""
+        stored = self.stored(colour)
+        if colour is not turn:
+            return stored
+        return stored - int((now - self.turn_started) * 1000)
+
+    def deadline(self, turn: Color) -> float:
+        """The Unix time at which the side to move runs out."""
+        return self.turn_started + self.stored(turn) / 1000
+
+    def after_move(self, mover: Color, now: float) -> GameClock:
+        """The clocks once `mover` has moved at `now`: time spent charged, increment added."""
+        spent = self.left(mover, mover, now) + self.increment_ms
+        black, white = (spent, self.white_ms) if mover is Color.BLACK else (self.black_ms, spent)
+        return GameClock(self.increment_ms, black, white, now)
+
+    def payload(self, turn: Color | None, now: float) -> dict[str, int]:
+        """Both times left at `now` (the side to move's clock running unless `turn` is None)."""
+        if turn is None:
+            return {"black": max(0, self.black_ms), "white": max(0, self.white_ms)}
+        return {
+            "black": max(0, self.left(Color.BLACK, turn, now)),
+            "white": max(0, self.left(Color.WHITE, turn, now)),
+        }

@@ -1,0 +1,257 @@
+"""PDN import: load game collections into the archive, each game replayed by the rules engine.
+
+A game is identified by a hash of its normalised form (variant, start position, the moves as the
+engine writes them, result, and the tags that tell two games apart), stored in
+`games.import_key`; importing the same file twice therefore adds nothing the second time.
+Players are recorded by name as users of kind `imported`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db.models import Game, Move, User
+from app.rules import Color, RulesError
+from app.rules import Game as RulesGame
+from app.rules.pdn import RESULTS, PdnError, PdnGame
+
+NAME_MAX = 32  # users.name
+# Tags that, with the moves, tell two records apart (two problems may share a position).
+IDENTITY_TAGS = ("Event", "Site", "Date", "Round", "Black", "White")
+UNKNOWN_NAMES = {"", "?", "-"}
+
+
+class RejectedGame(Exception):
+    """A record the archive will not store; the message says why, naming the move if one."""
+
+
+@dataclass
+class CheckedGame:
+    """A record the rules engine accepted, ready to store."""
+
+    variant: str
+    start_fen: str | None
+    moves: list[str]
+    result: str
+    termination: str | None
+    tags: dict[str, str]
+    black: str | None
+    white: str | None
+    played_on: datetime | None
+    import_key: str
+
+
+@dataclass
+class ImportIssue:
+    file: str
+    number: int  # 1-based position of the game in its file
+    line: int  # where the record starts
+    label: str
+    message: str
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    duplicates: int = 0
+    rejected: list[ImportIssue] = field(default_factory=list)
+
+
+def _player(tags: dict[str, str], side: str) -> str | None:
+    name = " ".join(tags.get(side, "").split())
+    return None if name in UNKNOWN_NAMES else name[:NAME_MAX]
+
+
+def _played_on(text: str) -> datetime | None:
+    """The PDN Date when it is a complete date (`1996.01.13`, `1996-01-13`), else None."""
+    for sep in ".-/":
+        try:
+            return datetime.strptime(text, f"%Y{sep}%m{sep}%d").replace(tzinfo=UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def label(tags: dict[str, str]) -> str:
+    """A human name for a record in the error report."""
+    event = tags.get("Event", "").strip()
+    players = " - ".join(p for p in (tags.get("Black", ""), tags.get("White", "")) if p.strip())
+    return " / ".join(part for part in (event, players) if part) or "(no tags)"
+
+
+def check_game(record: PdnGame) -> CheckedGame:
+    """Replay a PDN record with the rules engine; RejectedGame if any part of it is not legal."""
+    if record.error is not None:
+        raise RejectedGame(record.error)
+    tags = dict(record.tags)
+    try:
+        variant = record.variant()
+    except PdnError as exc:
+        raise RejectedGame(str(exc)) from None
+    result = (record.result or tags.get("Result") or "*").strip()
+    if result not in RESULTS:
+        raise RejectedGame(f"unknown result {result!r}")
+    fen = tags.get("FEN", "").strip() or None
+    try:
+        game = RulesGame(variant, start_fen=fen)
+    except RulesError as exc:
+        raise RejectedGame(f"bad FEN {fen!r}: {exc}") from None
+    start_fen = game.fen() if fen is not None else None
+    moves: list[str] = []
+    white_first = game.position.turn is Color.WHITE
+    for index, text in enumerate(record.moves, start=1 if white_first else 0):
+        try:
+            moves.append(str(game.play(text)))
+        except RulesError as exc:
+            number = f"{index // 2 + 1}{'...' if index % 2 else '.'}"
+            raise RejectedGame(f"move {number} {text}: {exc}") from None
+    outcome = game.outcome()
+    if outcome is not None and result != "*" and outcome.result() != result:
+        raise RejectedGame(
+            f"result {result} contradicts the final position "
+            f"({outcome.termination.value}: {outcome.result()})"
+        )
+    identity = [variant.name, start_fen or "", moves, result]
+    identity += [" ".join(tags.get(t, "").split()) for t in IDENTITY_TAGS]
+    key = hashlib.sha256(json.dumps(identity, ensure_ascii=False).encode()).hexdigest()
+    return CheckedGame(
+        variant=variant.name,
+        start_fen=start_fen,
+        moves=moves,
+        result=result,
+        termination=None if outcome is None else outcome.termination.value,
+        tags=tags,
+        black=_player(tags, "Black"),
+        white=_player(tags, "White"),
+        played_on=_played_on(tags.get("Date", "").strip()),
+        import_key=key,
+    )
+
+
+def text_encoding(path: Path) -> str:
+    """UTF-8 (skipping a BOM) when the whole file decodes as UTF-8, else Latin-1, which older
+    PDN collections use; either way a name like "Müller" arrives intact."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with path.open("rb") as raw:
+        try:
+            while block := raw.read(1 << 16):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            return "latin-1"
+    return "utf-8-sig"
+
+
+class CountingReader:
+    """The lines of a text stream, counting the characters read, for a progress bar."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.consumed = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._stream:
+            self.consumed += len(line)
+            yield line
+
+
+class Importer:
+    """Stores checked games in batches, creating imported players by name as it goes."""
+
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], batch_size: int = 200
+    ) -> None:
+        self._sessionmaker = sessionmaker
+        self._batch_size = batch_size
+        self._user_ids: dict[str, int] = {}
+        self._seen: set[str] = set()
+        self.report = ImportReport()
+
+    async def import_records(
+        self,
+        file: str,
+        records: Iterable[PdnGame],
+        on_game: Callable[[int], None] | None = None,
+    ) -> None:
+        """Check and store every record of one file; a bad record is reported, not fatal."""
+        batch: list[CheckedGame] = []
+        for number, record in enumerate(records, start=1):
+            try:
+                checked = check_game(record)
+            except RejectedGame as exc:
+                issue = ImportIssue(file, number, record.line, label(record.tags), str(exc))
+                self.report.rejected.append(issue)
+            else:
+                if checked.import_key in self._seen:
+                    self.report.duplicates += 1
+                else:
+                    self._seen.add(checked.import_key)
+                    batch.append(checked)
+                if len(batch) >= self._batch_size:
+                    await self._store(batch)
+                    batch = []
+            if on_game is not None:
+                on_game(number)
+        if batch:
+            await self._store(batch)
+
+    async def _users(self, session: AsyncSession, names: set[str]) -> None:
+        missing = names - self._user_ids.keys()
+        if not missing:
+            return
+        rows = await session.execute(select(User.name, User.id).where(User.name.in_(missing)))
+        self._user_ids.update({name: user_id for name, user_id in rows})
+        users = [User(name=name, kind="imported") for name in missing - self._user_ids.keys()]
+        session.add_all(users)
+        await session.flush()
+        self._user_ids.update((user.name, user.id) for user in users)
+
+    def _game_row(self, checked: CheckedGame, now: datetime) -> Game:
+        started = checked.played_on or now
+        return Game(
+            variant=checked.variant,
+            black_id=None if checked.black is None else self._user_ids[checked.black],
+            white_id=None if checked.white is None else self._user_ids[checked.white],
+            start_fen=checked.start_fen,
+            status="finished",
+            result=checked.result,
+            termination=checked.termination,
+            ply_count=len(checked.moves),
+            source="import",
+            import_key=checked.import_key,
+            tags=checked.tags,
+            started_at=started,
+            finished_at=started,
+        )
+
+    async def _store(self, batch: list[CheckedGame]) -> None:
+        now = datetime.now(UTC)
+        async with self._sessionmaker() as session, session.begin():
+            keys = [g.import_key for g in batch]
+            query = select(Game.import_key).where(Game.import_key.in_(keys))
+            existing = set(await session.scalars(query))
+            fresh = [g for g in batch if g.import_key not in existing]
+            self.report.duplicates += len(batch) - len(fresh)
+            names = {n for g in fresh for n in (g.black, g.white) if n is not None}
+            await self._users(session, names)
+            games = [self._game_row(checked, now) for checked in fresh]
+            session.add_all(games)
+            await session.flush()
+            move_rows: list[dict[str, Any]] = [
+                {"game_id": game.id, "ply": ply, "move": text, "played_at": game.started_at}
+                for checked, game in zip(fresh, games, strict=True)
+                for ply, text in enumerate(checked.moves, start=1)
+            ]
+            if move_rows:
+                await session.execute(insert(Move), move_rows)
+            self.report.imported += len(fresh)

@@ -1,0 +1,31 @@
+"""Rooms: named spaces with a variant and a default clock, which hold tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Room
+
+
+async def find_room(session: AsyncSession, ref: str | int) -> Room | None:
+    """A room by id or slug."""
+    if isinstance(ref, int):
+        return await session.get(Room, ref)
+    return await session.scalar(select(Room).where(Room.slug == ref))
+
+
+def room_payload(room: Room) -> dict[str, Any]:
+    clock = None
+    if room.clock_base_s is not None:
+        clock = {"base": room.clock_base_s, "increment": room.clock_increment_s}
+    return {
+        "id": room.id,
+        "slug": room.slug,
+        "name": room.name,
+        "variant": room.variant,
+        "clock": clock,
+        "open": room.is_open,
+    }

@@ -1,0 +1,349 @@
+// The board component: 32 dark squares as buttons, men and kings, coordinates, selection by
+// click-click, drag or keyboard. It never computes rules: it only highlights the legal moves the
+// server sent and reports the chosen move text.
+
+import { h } from "./dom.js";
+import { FILES, movePath, parseFen, rowColToSquare, squareToRowCol } from "./notation.js";
+
+const DRAG_THRESHOLD_PX = 5;
+
+export const CAPTURE_NOTICE = "Capture is mandatory";
+
+/** A board view. `onMove(text)` receives a legal move; `onNotice(text)` explains a refusal. */
+export class Board {
+  constructor({ label = "Board", onMove = () => {}, onNotice = () => {} } = {}) {
+    this.onMove = onMove;
+    this.onNotice = onNotice;
+    this.state = {
+      pieces: new Map(),
+      turn: "black",
+      flipped: false,
+      lastMove: [],
+      legalMoves: [],
+      interactive: false,
+      showNumbers: false,
+    };
+    this.fen = null;
+    this.selected = null;
+    this.steps = [];
+    this.focusSquare = null;
+    this.drag = null;
+    this.suppressClick = false;
+    this.cells = new Map();
+    this.element = h("div", { class: "board", role: "group", "aria-label": label });
+    this.grid = h("div", { class: "board-grid" });
+    this.element.append(this.grid);
+    this.buildCells();
+    this.grid.addEventListener("keydown", (event) => this.onKeyDown(event));
+    this.grid.addEventListener("pointerdown", (event) => this.onPointerDown(event));
+  }
+
+  /** Update what is shown; any key left out keeps its value. */
+  set(options) {
+    const next = { ...this.state, ...options };
+    // A redraw with the same position and moves (a chat line, a draw offer) keeps the selection.
+    const before = `${this.fen}|${this.state.legalMoves.map((m) => m.text).join()}`;
+    if (options.fen !== undefined) {
+      this.fen = options.fen;
+      const { turn, pieces } = parseFen(options.fen);
+      next.pieces = pieces;
+      next.turn = turn;
+    }
+    if (options.lastMove !== undefined) {
+      next.lastMove = options.lastMove ? movePath(options.lastMove) : [];
+    }
+    if (options.legalMoves !== undefined) {
+      next.legalMoves = [...new Set(options.legalMoves || [])].map((text) => ({
+        text,
+        path: movePath(text),
+      }));
+    }
+    const flipChanged = next.flipped !== this.state.flipped;
+    this.state = next;
+    if (`${this.fen}|${next.legalMoves.map((m) => m.text).join()}` !== before)
+      this.clearSelection();
+    if (flipChanged) this.buildCells();
+    this.render();
+  }
+
+  /** True when the legal moves on offer are captures (the player must take). */
+  get captureRequired() {
+    return this.state.legalMoves.some((m) => m.text.includes("x"));
+  }
+
+  /** Squares whose piece has a legal move. */
+  get movableSquares() {
+    return new Set(this.state.legalMoves.map((m) => m.path[0]));
+  }
+
+  buildCells() {
+    const { flipped } = this.state;
+    this.cells.clear();
+    const children = [];
+    for (let viewRow = 0; viewRow < 8; viewRow++) {
+      for (let viewCol = 0; viewCol < 8; viewCol++) {
+        const row = flipped ? 7 - viewRow : viewRow;
+        const col = flipped ? 7 - viewCol : viewCol;
+        const square = rowColToSquare(row, col);
+        const coords = [];
+        if (viewCol === 0) coords.push(h("span", { class: "coord rank", text: String(8 - row) }));
+        if (viewRow === 7) coords.push(h("span", { class: "coord file", text: FILES[col] }));
+        if (square === null) {
+          children.push(h("div", { class: "cell light", "aria-hidden": "true" }, coords));
+          continue;
+        }
+        const cell = h(
+          "button",
+          {
+            type: "button",
+            class: "cell dark",
+            tabindex: "-1",
+            dataset: { square: String(square) },
+            onClick: () => this.onSquareClick(square),
+            onFocus: () => {
+              this.focusSquare = square;
+            },
+          },
+          h("span", { class: "number", "aria-hidden": "true", text: String(square) }),
+          h("span", { class: "coords", "aria-hidden": "true" }, coords),
+          h("span", { class: "piece-slot" }),
+        );
+        this.cells.set(square, cell);
+        children.push(cell);
+      }
+    }
+    this.grid.replaceChildren(...children);
+  }
+
+  render() {
+    const { pieces, lastMove, interactive, showNumbers } = this.state;
+    this.element.classList.toggle("show-numbers", showNumbers);
+    this.element.classList.toggle("interactive", interactive);
+    const movable = interactive ? this.movableSquares : new Set();
+    const { next, finals } = this.targets();
+    const lastSet = new Set(lastMove);
+    if (this.focusSquare === null || !this.cells.has(this.focusSquare)) {
+      this.focusSquare = [...movable][0] ?? [...this.cells.keys()][0];
+    }
+    for (const [square, cell] of this.cells) {
+      const piece = pieces.get(square);
+      const slot = cell.querySelector(".piece-slot");
+      slot.replaceChildren(
+        piece
+          ? h("span", {
+              class: `piece ${piece.color}${piece.king ? " king" : ""}`,
+              "aria-hidden": "true",
+            })
+          : "",
+      );
+      const isTarget = next.has(square) || finals.has(square);
+      cell.classList.toggle("last", lastSet.has(square));
+      cell.classList.toggle("movable", movable.has(square));
+      cell.classList.toggle("selected", this.selected === square);
+      cell.classList.toggle("target", isTarget);
+      cell.classList.toggle("visited", this.steps.includes(square));
+      cell.tabIndex = square === this.focusSquare ? 0 : -1;
+      cell.setAttribute("aria-label", this.describe(square, piece, { movable, isTarget, lastSet }));
+      cell.dataset.piece = piece ? `${piece.color}${piece.king ? "-king" : "-man"}` : "";
+    }
+  }
+
+  describe(square, piece, { movable, isTarget, lastSet }) {
+    const parts = [`square ${square}`];
+    parts.push(piece ? `${piece.color} ${piece.king ? "king" : "man"}` : "empty");
+    if (this.selected === square) parts.push("selected");
+    else if (movable.has(square)) parts.push("can move");
+    if (isTarget) parts.push("move here");
+    if (lastSet.has(square)) parts.push("last move");
+    return parts.join(", ");
+  }
+
+  /** Moves still possible for the selected piece, given the landing squares clicked so far. */
+  candidates() {
+    if (this.selected === null) return [];
+    const depth = this.steps.length;
+    return this.state.legalMoves.filter(
+      (m) =>
+        m.path[0] === this.selected &&
+        m.path.length > depth + 1 &&
+        this.steps.every((s, i) => m.path[i + 1] === s),
+    );
+  }
+
+  /** Next landing squares, and final squares reachable by exactly one path. */
+  targets() {
+    const next = new Set();
+    const finals = new Set();
+    const counts = new Map();
+    const candidates = this.candidates();
+    for (const m of candidates) {
+      next.add(m.path[this.steps.length + 1]);
+      const last = m.path[m.path.length - 1];
+      counts.set(last, (counts.get(last) || 0) + 1);
+    }
+    for (const [square, count] of counts) if (count === 1) finals.add(square);
+    return { next, finals };
+  }
+
+  clearSelection() {
+    this.selected = null;
+    this.steps = [];
+  }
+
+  select(square) {
+    this.selected = square;
+    this.steps = [];
+    this.render();
+  }
+
+  onSquareClick(square) {
+    if (this.suppressClick) {
+      this.suppressClick = false;
+      return;
+    }
+    this.choose(square);
+  }
+
+  /** The click-click logic: pick a piece, then each landing square or the unambiguous final one. */
+  choose(square) {
+    const { interactive, pieces, turn } = this.state;
+    if (!interactive) return;
+    const movable = this.movableSquares;
+    if (this.steps.length === 0 && movable.has(square) && square !== this.selected) {
+      this.select(square);
+      return;
+    }
+    if (this.selected !== null) {
+      const candidates = this.candidates();
+      const depth = this.steps.length;
+      const viaStep = candidates.filter((m) => m.path[depth + 1] === square);
+      if (viaStep.length > 0) {
+        const complete = viaStep.filter((m) => m.path.length === depth + 2);
+        if (complete.length === 1 && viaStep.length === 1) {
+          this.play(complete[0]);
+          return;
+        }
+        this.steps.push(square);
+        this.render();
+        return;
+      }
+      const ending = candidates.filter((m) => m.path[m.path.length - 1] === square);
+      if (ending.length === 1) {
+        this.play(ending[0]);
+        return;
+      }
+      if (ending.length > 1) {
+        this.onNotice("Several capture paths end there: click each landing square in turn.");
+        return;
+      }
+      if (square === this.selected || this.steps.length > 0) {
+        this.clearSelection();
+        this.render();
+        return;
+      }
+    }
+    const piece = pieces.get(square);
+    if (piece && piece.color === turn && !movable.has(square)) {
+      this.onNotice(
+        this.captureRequired
+          ? `${CAPTURE_NOTICE}: only a piece that can capture may move.`
+          : "That piece has no legal move.",
+      );
+    }
+    this.clearSelection();
+    this.render();
+  }
+
+  play(move) {
+    this.clearSelection();
+    this.state.legalMoves = [];
+    this.render();
+    this.onMove(move.text);
+  }
+
+  onKeyDown(event) {
+    const deltas = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (event.key === "Escape") {
+      this.clearSelection();
+      this.render();
+      return;
+    }
+    const delta = deltas[event.key];
+    if (!delta || this.focusSquare === null) return;
+    event.preventDefault();
+    const sign = this.state.flipped ? -1 : 1;
+    const { row, col } = squareToRowCol(this.focusSquare);
+    const target = neighbour(row, col, delta[0] * sign, delta[1] * sign);
+    if (target !== null) {
+      this.focusSquare = target;
+      this.render();
+      this.cells.get(target).focus();
+    }
+  }
+
+  onPointerDown(event) {
+    if (event.button !== 0 || !this.state.interactive) return;
+    const cell = event.target.closest(".cell.dark");
+    if (!cell) return;
+    const square = Number(cell.dataset.square);
+    if (!this.movableSquares.has(square)) return;
+    const piece = cell.querySelector(".piece");
+    if (!piece) return;
+    event.preventDefault();
+    this.drag = { square, piece, x: event.clientX, y: event.clientY, moved: false };
+    const move = (e) => this.onPointerMove(e);
+    const up = (e) => {
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", up);
+      window.removeEventListener("pointercancel", up);
+      this.onPointerUp(e);
+    };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+    window.addEventListener("pointercancel", up);
+  }
+
+  onPointerMove(event) {
+    const drag = this.drag;
+    if (!drag) return;
+    const dx = event.clientX - drag.x;
+    const dy = event.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < DRAG_THRESHOLD_PX) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      if (this.selected !== drag.square || this.steps.length > 0) this.select(drag.square);
+      drag.piece = this.cells.get(drag.square).querySelector(".piece");
+      drag.piece.classList.add("dragging");
+    }
+    drag.piece.style.transform = `translate(${dx}px, ${dy}px)`;
+  }
+
+  onPointerUp(event) {
+    const drag = this.drag;
+    this.drag = null;
+    if (!drag || !drag.moved) return;
+    drag.piece.classList.remove("dragging");
+    drag.piece.style.transform = "";
+    const under = document.elementFromPoint(event.clientX, event.clientY);
+    const cell = under && under.closest(".board-grid .cell.dark");
+    // The click that follows a drag would land on the drop square: the drop handles it.
+    this.suppressClick = Boolean(cell && cell.dataset.square === String(drag.square));
+    if (cell && this.grid.contains(cell) && cell.dataset.square !== String(drag.square)) {
+      this.choose(Number(cell.dataset.square));
+    }
+  }
+}
+
+/** The dark square next to (row, col) in a direction: along the row, or diagonally up/down. */
+function neighbour(row, col, dRow, dCol) {
+  if (dCol !== 0) {
+    const c = col + 2 * dCol;
+    return c >= 0 && c <= 7 ? rowColToSquare(row, c) : null;
+  }
+  const r = row + dRow;
+  if (r < 0 || r > 7) return null;
+  for (const c of [col - 1, col + 1]) {
+    if (c >= 0 && c <= 7) return rowColToSquare(r, c);
+  }
+  return null;
+}

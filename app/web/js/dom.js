@@ -1,0 +1,80 @@
+// Small DOM helpers: build elements declaratively without a framework.
+
+/**
+ * Create an element. `props` keys: `class`, `text`, `on<Event>` handlers, `dataset`, `aria-*`
+ * and any other attribute; `false`/`null`/`undefined` values are skipped.
+ */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = value;
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2).toLowerCase(), value);
+    } else if (key in el && !key.includes("-") && typeof value !== "string") el[key] = value;
+    else el.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+/** Name the page in the window title, as screen readers announce it on navigation. */
+export function setTitle(text) {
+  document.title = text ? `${text} · Checkers` : "Checkers";
+}
+
+/** Replace all children of `el`. */
+export function mount(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+/** Show a short message in the polite live region at the bottom of the page. */
+export function toast(message, kind = "info") {
+  const box = document.getElementById("toast");
+  if (!box) return;
+  box.textContent = message;
+  box.dataset.kind = kind;
+  box.classList.add("shown");
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => box.classList.remove("shown"), 5000);
+}
+
+/** Format a date (ISO text) for lists, in the viewer's locale. */
+export function formatDate(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
+}
+
+/** Format milliseconds as m:ss, or h:mm:ss past an hour; tenths under ten seconds. */
+export function formatClock(ms) {
+  if (ms === null || ms === undefined) return "–";
+  const clamped = Math.max(0, ms);
+  const total = Math.floor(clamped / 1000);
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = total % 60;
+  const ss = String(seconds).padStart(2, "0");
+  if (hours > 0) return `${hours}:${String(minutes).padStart(2, "0")}:${ss}`;
+  if (clamped < 10000) return `${minutes}:${ss}.${Math.floor((clamped % 1000) / 100)}`;
+  return `${minutes}:${ss}`;
+}
+
+/** Format a clock setting: "5+3" minutes + increment seconds, or "untimed". */
+export function formatTimeControl(baseSeconds, incrementSeconds) {
+  if (baseSeconds === null || baseSeconds === undefined) return "untimed";
+  const base = baseSeconds % 60 === 0 ? String(baseSeconds / 60) : (baseSeconds / 60).toFixed(1);
+  return `${base}+${incrementSeconds || 0}`;
+}

@@ -1,0 +1,668 @@
+// The table page: live board, clocks, move list, game actions, game-over banner and chat.
+// Everything shown comes from the table's snapshot and events (see docs/protocol.md).
+
+import { Board, CAPTURE_NOTICE } from "./board.js";
+import { formatClock, h, mount, setTitle, toast } from "./dom.js";
+import { connectionBadge, live } from "./live.js";
+import { renderMoveList } from "./movelist.js";
+import { colorName, describeOutcome, parseFen, variantName } from "./notation.js";
+import { requireUser, session } from "./session.js";
+
+const LOW_TIME_MS = 20000;
+
+/** Prefixes that turn the server's error codes into words for the player. */
+const ERROR_WORDS = {
+  capture_required: CAPTURE_NOTICE,
+  illegal_move: "Illegal move",
+  invalid_move: "Unreadable move",
+  ambiguous_move: "Ambiguous move",
+  not_your_turn: "Not your turn",
+  game_over: "The game is over",
+  seat_taken: "Seat taken",
+  too_early: "Not yet",
+  unauthorized: "Sign in first",
+  not_found: "Not found",
+  rate_limited: "Slow down",
+};
+
+export function render(main, params, search) {
+  const tableId = params.table;
+  const invite = search.get("invite");
+  let wantSit = search.get("sit") === "1";
+  let table = null;
+  let game = null;
+  let clockAt = performance.now();
+  let spectatorFlip = false;
+  let confirmResign = false;
+  let closedReason = "";
+  const chat = [];
+
+  const board = new Board({
+    label: `Table ${tableId} board`,
+    onMove: (text) => sendMove(text),
+    onNotice: (text) => showError(text),
+  });
+  const title = h("h1", { text: `Table ${tableId}` });
+  const [conn, stopConn] = connectionBadge();
+  const subtitle = h("p", { class: "muted" });
+  const shareBox = h("div");
+  const topBar = h("div", { class: "player-bar top" });
+  const bottomBar = h("div", { class: "player-bar bottom" });
+  const captureNotice = h("p", {
+    class: "notice capture-notice",
+    role: "status",
+    hidden: true,
+    text: `${CAPTURE_NOTICE}.`,
+  });
+  const errorBox = h("p", { class: "error-text game-error", role: "alert" });
+  const announcer = h("p", { class: "announcer muted", "aria-live": "polite" });
+  const banner = h("p", { class: "banner game-over", role: "status", hidden: true });
+  const actions = h("div", {
+    class: "toolbar game-actions",
+    role: "group",
+    "aria-label": "Game actions",
+  });
+  const list = h("ol", { class: "move-list", "aria-label": "Moves" });
+  const chatLog = h("ul", {
+    class: "chat-log",
+    "aria-label": "Chat messages",
+    "aria-live": "polite",
+  });
+  const chatInput = h("input", {
+    name: "chat",
+    autocomplete: "off",
+    maxlength: "300",
+    "aria-label": "Chat message",
+  });
+  const moveInput = h("input", {
+    name: "move",
+    autocomplete: "off",
+    spellcheck: false,
+    size: "10",
+    placeholder: "11-15",
+    "aria-label": "Move in PDN notation",
+  });
+  const moveForm = h(
+    "form",
+    {
+      class: "toolbar move-form",
+      hidden: true,
+      onSubmit: (event) => {
+        event.preventDefault();
+        const text = moveInput.value.trim();
+        if (text) sendMove(text);
+      },
+    },
+    h("label", { class: "inline" }, "Type a move", moveInput),
+    h("button", { type: "submit", text: "Play" }),
+  );
+  const chatForm = h(
+    "form",
+    {
+      class: "chat-form",
+      onSubmit: (event) => {
+        event.preventDefault();
+        const text = chatInput.value.trim();
+        if (!text) return;
+        if (
+          live.send({ type: "chat", table: tableId, text }, (err) => showError(describeError(err)))
+        )
+          chatInput.value = "";
+        else showError("Not connected: the message was not sent.");
+      },
+    },
+    chatInput,
+    h("button", { type: "submit", text: "Send" }),
+  );
+  const chatSignIn = h("button", {
+    type: "button",
+    onClick: () => requireUser("Sign in, register or play as a guest to chat."),
+    text: "Sign in to chat",
+  });
+
+  mount(
+    main,
+    h("div", { class: "toolbar" }, title, conn),
+    subtitle,
+    shareBox,
+    h(
+      "div",
+      { class: "game-layout" },
+      h(
+        "div",
+        { class: "board-area" },
+        topBar,
+        board.element,
+        bottomBar,
+        announcer,
+        captureNotice,
+        errorBox,
+        moveForm,
+      ),
+      h(
+        "aside",
+        { class: "side-panel" },
+        banner,
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "actions-title" },
+          h("h2", { id: "actions-title", class: "visually-hidden", text: "Actions" }),
+          actions,
+        ),
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "moves-title" },
+          h("h2", { id: "moves-title", text: "Moves" }),
+          list,
+        ),
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "chat-title" },
+          h("h2", { id: "chat-title", text: "Chat" }),
+          chatLog,
+          chatForm,
+          chatSignIn,
+        ),
+      ),
+    ),
+  );
+
+  // --- state from the server -------------------------------------------------------------
+
+  function me() {
+    return live.user || session.user;
+  }
+
+  function myColour() {
+    const user = me();
+    if (!user || !game) return null;
+    if (game.black && game.black.id === user.id) return "black";
+    if (game.white && game.white.id === user.id) return "white";
+    return null;
+  }
+
+  function seated() {
+    const user = me();
+    return Boolean(user && table && (table.players || []).some((p) => p.id === user.id));
+  }
+
+  function onEvent(message) {
+    switch (message.type) {
+      case "table":
+        table = message.table;
+        setGame(message.game);
+        maybeSit();
+        break;
+      case "table_update":
+        table = message.state;
+        break;
+      case "game_started":
+        setGame(message.game);
+        if (table) Object.assign(table, { status: "playing", game: message.game.id, rematch: [] });
+        errorBox.textContent = "";
+        announce(`A new game started. ${colourLine()}`);
+        break;
+      case "move":
+        applyMove(message);
+        break;
+      case "draw_offered":
+        if (game) game.draw_offer = message.by;
+        announce(`${colorName(message.by)} offers a draw.`);
+        break;
+      case "draw_declined":
+        if (game) game.draw_offer = null;
+        announce(`${colorName(message.by)} declined the draw.`);
+        break;
+      case "player_away":
+        if (game) {
+          game.away = { ...(game.away || {}), [message.colour]: message.since };
+          game.claim_after = message.claim_after;
+          scheduleClaimCheck();
+        }
+        announce(`${colorName(message.colour)} lost the connection.`);
+        break;
+      case "player_back":
+        if (game) {
+          const away = { ...(game.away || {}) };
+          delete away[message.colour];
+          game.away = away;
+        }
+        announce(`${colorName(message.colour)} is back.`);
+        break;
+      case "game_ended":
+        if (game && game.id === message.game) {
+          Object.assign(game, {
+            status: message.result === "*" ? "aborted" : "finished",
+            result: message.result,
+            termination: message.termination,
+            winner: message.winner,
+            reason: message.reason,
+            legal_moves: [],
+            draw_offer: null,
+          });
+          if (message.clocks) game.clocks = message.clocks;
+          game.clock_running = false;
+        }
+        if (table) table.status = "finished";
+        announce(describeOutcome({ ...message, variant: game && game.variant }));
+        break;
+      case "rematch_offered":
+        // `rematch` holds the ids of the players who asked.
+        if (table) table.rematch = [...new Set([...(table.rematch || []), message.by.id])];
+        announce(`${message.by.name} asks for a rematch.`);
+        break;
+      case "chat":
+        chat.push(message);
+        drawChat();
+        return;
+      case "table_closed":
+        closedReason = message.reason || "The table was closed.";
+        if (table) table.status = "closed";
+        break;
+      case "kicked":
+        closedReason = message.reason
+          ? `You were removed: ${message.reason}`
+          : "You were removed from the table.";
+        break;
+      default:
+        return;
+    }
+    draw();
+  }
+
+  function setGame(snapshot) {
+    game = snapshot ? { ...snapshot } : null;
+    clockAt = performance.now();
+    confirmResign = false;
+  }
+
+  function applyMove(message) {
+    if (!game || message.game !== game.id) return;
+    if (message.ply !== game.ply + 1) {
+      live.refreshTable(tableId);
+      return;
+    }
+    const mover = game.turn;
+    game.moves = [...(game.moves || []), message.move];
+    Object.assign(game, {
+      ply: message.ply,
+      fen: message.fen,
+      turn: message.turn,
+      legal_moves: message.legal_moves || [],
+      clock_running: true,
+    });
+    if (message.clocks) game.clocks = message.clocks;
+    if (game.draw_offer && game.draw_offer !== mover) game.draw_offer = null;
+    clockAt = performance.now();
+    errorBox.textContent = "";
+    moveInput.value = "";
+    announce(`${colorName(mover)} played ${message.move}.`);
+  }
+
+  function maybeSit() {
+    if (!wantSit || !table) return;
+    wantSit = false;
+    if (!seated() && table.status === "open" && (table.players || []).length < 2) sit();
+  }
+
+  // --- actions -------------------------------------------------------------------------------
+
+  function act(message) {
+    if (!live.send(message, (err) => showError(describeError(err)))) {
+      showError("Not connected: wait for the connection to come back.");
+    }
+  }
+
+  function sendMove(text) {
+    if (!game) return;
+    errorBox.textContent = "";
+    const sent = live.send({ type: "move", game: game.id, move: text, ply: game.ply }, (err) => {
+      showError(describeError(err));
+      if (err.code === "stale_ply") live.refreshTable(tableId);
+      else drawBoard();
+    });
+    if (!sent) {
+      showError("Not connected: the move was not sent.");
+      drawBoard();
+    }
+  }
+
+  async function sit() {
+    const user = await requireUser("Sign in, register or play as a guest to take a seat.");
+    if (!user) return;
+    const message = { type: "sit", table: tableId };
+    if (invite) message.invite = invite;
+    act(message);
+  }
+
+  function showError(text) {
+    errorBox.textContent = text;
+  }
+
+  function describeError(err) {
+    const words = ERROR_WORDS[err.code];
+    return words ? `${words}: ${err.message}` : err.message;
+  }
+
+  function announce(text) {
+    announcer.textContent = text;
+  }
+
+  // --- drawing -------------------------------------------------------------------------------
+
+  function draw() {
+    chatForm.hidden = !me();
+    chatSignIn.hidden = Boolean(me());
+    drawHeader();
+    drawBoard();
+    drawBars();
+    drawActions();
+    drawBanner();
+    if (game && game.moves && game.moves.length) {
+      renderMoveList(list, { moves: game.moves, startTurn: startTurn(), current: game.ply });
+    } else
+      mount(list, h("li", { class: "muted empty", text: game ? "No moves yet." : "No game yet." }));
+  }
+
+  function startTurn() {
+    return game && game.start_fen ? parseFen(game.start_fen).turn : "black";
+  }
+
+  function colourLine() {
+    const colour = myColour();
+    return colour ? `You play ${colorName(colour)}.` : "";
+  }
+
+  function drawHeader() {
+    const colour = myColour();
+    const yourMove = game && game.status === "playing" && colour && game.turn === colour;
+    setTitle(`${yourMove ? "Your move · " : ""}Table ${tableId}`);
+    if (!table) return;
+    const clock = table.clock ? `${table.clock.base / 60}+${table.clock.increment}` : "untimed";
+    title.textContent = `Table ${table.id}`;
+    const bits = [variantName(table.variant), clock];
+    if (table.private) bits.push("private");
+    if (table.start_fen) bits.push(`start ${table.start_fen}`);
+    if (typeof table.spectators === "number") bits.push(`${table.spectators} watching`);
+    subtitle.textContent = bits.join(" · ");
+    const code = table.invite || invite;
+    if (table.private && code && seated()) {
+      const link = `${location.origin}${location.pathname}#/table/${table.id}?invite=${encodeURIComponent(code)}`;
+      const field = h("input", {
+        readonly: true,
+        value: link,
+        size: "40",
+        "aria-label": "Private link",
+      });
+      mount(
+        shareBox,
+        h(
+          "div",
+          { class: "panel toolbar" },
+          h("span", { text: "Invite someone with this link:" }),
+          field,
+          h("button", {
+            type: "button",
+            onClick: async () => {
+              field.select();
+              try {
+                await navigator.clipboard.writeText(link);
+                toast("Link copied");
+              } catch {
+                toast("Select the link and copy it");
+              }
+            },
+            text: "Copy link",
+          }),
+        ),
+      );
+    } else mount(shareBox);
+  }
+
+  function orientation() {
+    const colour = myColour();
+    if (colour) return colour === "black";
+    return spectatorFlip;
+  }
+
+  function drawBoard() {
+    const colour = myColour();
+    const fen = game ? game.fen : table && table.start_fen ? table.start_fen : "B:W21-32:B1-12";
+    const myTurn = Boolean(game && game.status === "playing" && colour && game.turn === colour);
+    const legal = myTurn ? game.legal_moves || [] : [];
+    const moves = (game && game.moves) || [];
+    board.set({
+      fen,
+      flipped: orientation(),
+      lastMove: moves.length ? moves[moves.length - 1] : null,
+      legalMoves: legal,
+      interactive: myTurn,
+    });
+    captureNotice.hidden = !(myTurn && board.captureRequired);
+    moveForm.hidden = !myTurn;
+  }
+
+  function drawBars() {
+    const bottom = orientation() ? "black" : "white";
+    const top = bottom === "black" ? "white" : "black";
+    fillBar(topBar, top);
+    fillBar(bottomBar, bottom);
+  }
+
+  function playerOf(colour) {
+    if (game) return game[colour];
+    return null;
+  }
+
+  function fillBar(bar, colour) {
+    const player = playerOf(colour);
+    const away = game && game.away && game.away[colour];
+    const toMove = Boolean(game && game.status === "playing" && game.turn === colour);
+    bar.classList.toggle("to-move", toMove);
+    bar.dataset.colour = colour;
+    const name = player ? player.name : table && !game ? waitingName(colour) : "—";
+    const clock = h("span", {
+      class: "clock",
+      dataset: { colour },
+      role: "timer",
+      "aria-label": `${colorName(colour)} clock`,
+    });
+    mount(
+      bar,
+      h(
+        "span",
+        { class: "name" },
+        h("span", { class: `seat-dot ${colour}`, "aria-hidden": "true" }),
+        h("span", { class: "visually-hidden", text: `${colorName(colour)}: ` }),
+        name,
+        away ? h("span", { class: "muted", text: " (disconnected)" }) : null,
+        toMove ? h("span", { class: "muted", text: " — to move" }) : null,
+      ),
+      clock,
+    );
+    tickClocks();
+  }
+
+  function waitingName(colour) {
+    const players = table.players || [];
+    if (colour === "black" && players[0])
+      return `${players[0].name} (colours when the game starts)`;
+    if (colour === "white" && players[1])
+      return `${players[1].name} (colours when the game starts)`;
+    return "waiting for a player";
+  }
+
+  function tickClocks() {
+    for (const el of main.querySelectorAll(".clock")) {
+      const colour = el.dataset.colour;
+      if (!game || !game.clocks) {
+        el.textContent = game ? "∞" : "";
+        el.classList.remove("running", "low");
+        continue;
+      }
+      const running =
+        game.status === "playing" && game.clock_running !== false && game.turn === colour;
+      const left = game.clocks[colour] - (running ? performance.now() - clockAt : 0);
+      el.textContent = formatClock(left);
+      el.classList.toggle("running", running);
+      el.classList.toggle("low", left < LOW_TIME_MS);
+    }
+  }
+
+  function drawActions() {
+    const buttons = [];
+    const colour = myColour();
+    const button = (text, onClick, cls = "") =>
+      h("button", { type: "button", class: cls, onClick, text });
+    if (closedReason) {
+      mount(
+        actions,
+        h("p", { class: "notice", text: closedReason }),
+        h("a", { class: "button", href: "#/", text: "Back to the lobby" }),
+      );
+      return;
+    }
+    const playing = game && game.status === "playing";
+    if (playing && colour) {
+      const opponent = colour === "black" ? "white" : "black";
+      if (game.draw_offer === opponent) {
+        buttons.push(
+          h("span", { class: "notice", text: "Your opponent offers a draw." }),
+          button("Accept draw", () => act({ type: "draw_accept", game: game.id }), "primary"),
+          button("Decline draw", () => act({ type: "draw_decline", game: game.id })),
+        );
+      } else if (game.draw_offer === colour) {
+        buttons.push(h("span", { class: "muted", text: "Draw offered." }));
+      } else {
+        buttons.push(button("Offer draw", () => act({ type: "draw_offer", game: game.id })));
+      }
+      const myMoves = (game.moves || []).filter(
+        (_, i) => (i + (startTurn() === "white" ? 1 : 0)) % 2 === (colour === "black" ? 0 : 1),
+      );
+      if (myMoves.length === 0)
+        buttons.push(button("Abort", () => act({ type: "abort", game: game.id })));
+      if (confirmResign) {
+        buttons.push(
+          button(
+            "Confirm resignation",
+            () => {
+              confirmResign = false;
+              act({ type: "resign", game: game.id });
+            },
+            "danger",
+          ),
+          button("Keep playing", () => {
+            confirmResign = false;
+            drawActions();
+          }),
+        );
+      } else {
+        buttons.push(
+          button(
+            "Resign",
+            () => {
+              confirmResign = true;
+              drawActions();
+            },
+            "danger",
+          ),
+        );
+      }
+      if (game.away && game.away[opponent] && game.claim_after && live.serverNow() >= game.claim_after) {
+        buttons.push(
+          button("Claim the win", () => act({ type: "claim_win", game: game.id }), "primary"),
+        );
+      }
+    } else if (seated()) {
+      const players = table.players || [];
+      if (game && players.length === 2) {
+        const askedIds = table.rematch || [];
+        const user = me();
+        const iAsked = Boolean(user && askedIds.includes(user.id));
+        const asked = players.filter((p) => askedIds.includes(p.id) && (!user || p.id !== user.id));
+        if (asked.length) {
+          const names = asked.map((p) => p.name).join(", ");
+          buttons.push(h("span", { class: "notice", text: `${names} asks for a rematch.` }));
+        }
+        buttons.push(
+          iAsked
+            ? h("span", { class: "muted", text: "Rematch asked." })
+            : button("Rematch", () => act({ type: "rematch", table: tableId }), "primary"),
+        );
+      } else if (!game || players.length < 2) {
+        buttons.push(h("span", { class: "muted", text: "Waiting for an opponent…" }));
+      }
+      buttons.push(
+        button("Leave table", () => {
+          act({ type: "leave", table: tableId });
+          location.hash = "#/";
+        }),
+      );
+    } else if (table && table.status === "open" && (table.players || []).length < 2) {
+      buttons.push(button("Sit down to play", () => sit(), "primary"));
+    }
+    if (!colour) {
+      buttons.push(
+        button("Flip board", () => {
+          spectatorFlip = !spectatorFlip;
+          draw();
+        }),
+      );
+    }
+    buttons.push(
+      button(board.state.showNumbers ? "Hide square numbers" : "Show square numbers", () => {
+        board.set({ showNumbers: !board.state.showNumbers });
+        drawActions();
+      }),
+    );
+    if (game && game.status !== "playing")
+      buttons.push(
+        h("a", { class: "button", href: `#/games/${game.id}`, text: "Replay this game" }),
+      );
+    mount(actions, buttons);
+  }
+
+  function drawBanner() {
+    const over = game && game.status !== "playing";
+    banner.hidden = !over;
+    if (over) banner.textContent = describeOutcome({ ...game, variant: game.variant });
+  }
+
+  function drawChat() {
+    mount(
+      chatLog,
+      chat.map((m) =>
+        h("li", {}, h("span", { class: "who", text: `${m.from ? m.from.name : "?"}: ` }), m.text),
+      ),
+    );
+    chatLog.scrollTop = chatLog.scrollHeight;
+  }
+
+  let claimTimer = null;
+  function scheduleClaimCheck() {
+    clearTimeout(claimTimer);
+    if (game && game.claim_after)
+      claimTimer = setTimeout(drawActions, Math.max(0, game.claim_after - live.serverNow()) + 100);
+  }
+
+  draw();
+  const ticker = setInterval(tickClocks, 100);
+  const stopWatch = live.watchTable(tableId, onEvent, {
+    invite,
+    onError: (err) => {
+      closedReason =
+        err.code === "not_found"
+          ? `There is no table ${tableId}, or it is private.`
+          : describeError(err);
+      draw();
+    },
+  });
+  const stopUser = session.subscribe(() => table && draw());
+  return () => {
+    clearInterval(ticker);
+    clearTimeout(claimTimer);
+    stopConn();
+    stopWatch();
+    stopUser();
+  };
+}

@@ -1,0 +1,90 @@
+// Entry point: hash routing between the pages. Each page is `render(container, params, query)`
+// returning an optional cleanup function, called when the user navigates away.
+
+import { h, mount, setTitle, toast } from "./dom.js";
+import { live } from "./live.js";
+import { mountAccountBar, session } from "./session.js";
+
+const routes = [
+  [/^\/?$/, () => import("./lobby.js"), () => ({})],
+  [/^\/room\/([^/]+)$/, () => import("./lobby.js"), (m) => ({ room: decodeURIComponent(m[1]) })],
+  [/^\/table\/(\d+)$/, () => import("./game.js"), (m) => ({ table: Number(m[1]) })],
+  [/^\/games$/, () => import("./archive.js"), () => ({})],
+  [/^\/games\/(\d+)$/, () => import("./replay.js"), (m) => ({ game: Number(m[1]) })],
+  [
+    /^\/players\/([^/]+)$/,
+    () => import("./player.js"),
+    (m) => ({ name: decodeURIComponent(m[1]) }),
+  ],
+  [/^\/admin$/, () => import("./admin.js"), () => ({})],
+];
+
+let cleanup = null;
+let navigation = 0;
+let firstRoute = true;
+
+async function route() {
+  const main = document.getElementById("main");
+  const hash = location.hash.replace(/^#/, "") || "/";
+  const [path, search = ""] = hash.split("?");
+  const query = new URLSearchParams(search);
+  const id = ++navigation;
+  if (cleanup) {
+    cleanup();
+    cleanup = null;
+  }
+  markCurrentLink(path);
+  // Each page renders into a container of its own: a page still loading when the user moves on
+  // then fills a detached element instead of overwriting the next page.
+  const container = h("div", { class: "page" });
+  for (const [pattern, load, params] of routes) {
+    const match = path.match(pattern);
+    if (!match) continue;
+    const page = await load();
+    if (id !== navigation) return;
+    mount(main, container);
+    setTitle("");
+    if (!firstRoute) main.focus({ preventScroll: true });
+    firstRoute = false;
+    const stop = (await page.render(container, params(match), query)) || null;
+    if (id === navigation) cleanup = stop;
+    else if (stop) stop();
+    return;
+  }
+  mount(
+    main,
+    h("h1", { text: "Page not found" }),
+    h(
+      "p",
+      {},
+      "Nothing lives at this address. ",
+      h("a", { href: "#/", text: "Back to the lobby" }),
+    ),
+  );
+}
+
+function markCurrentLink(path) {
+  for (const link of document.querySelectorAll(".site-header nav a")) {
+    const target = link.getAttribute("href").replace(/^#/, "");
+    const current =
+      target === "/" ? path === "/" || path.startsWith("/room") : path.startsWith(target);
+    if (current) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
+mountAccountBar(document.getElementById("account"));
+window.addEventListener("hashchange", route);
+live.on("token_refused", ({ message }) => {
+  session.set(null);
+  toast(`Signed out: ${message}`, "error");
+});
+session.load().then(() => {
+  // From now on a sign-in or sign-out reconnects the live socket with the new token.
+  let user = session.user;
+  session.subscribe((next) => {
+    if ((next && next.id) !== (user && user.id)) live.restart();
+    user = next;
+  });
+  route();
+});

@@ -1,0 +1,127 @@
+// A player's page: their record per variant and their recent games.
+
+import { api, query } from "./api.js";
+import { formatDate, h, mount, setTitle } from "./dom.js";
+import { variantName } from "./notation.js";
+import { gameRow } from "./archive.js";
+
+const PAGE_SIZE = 30;
+
+export async function render(main, { name }) {
+  setTitle(name);
+  mount(main, h("h1", { text: name }), h("p", { class: "muted", text: "Loading…" }));
+  let profile;
+  try {
+    profile = await api.get(`/api/players/${encodeURIComponent(name)}`);
+  } catch (error) {
+    mount(
+      main,
+      h("h1", { text: name }),
+      h("p", { class: "error-text", role: "alert", text: error.message }),
+    );
+    return null;
+  }
+  const variants = Object.entries(profile.variants || {});
+  const body = h("tbody");
+  const more = h("button", { type: "button", hidden: true, text: "More games" });
+  const status = h("p", { class: "muted", "aria-live": "polite" });
+  let cursor = null;
+  async function load() {
+    more.disabled = true;
+    try {
+      const page = await api.get(
+        `/api/players/${encodeURIComponent(name)}/games${query({ limit: PAGE_SIZE, cursor, count: false })}`,
+      );
+      const games = page.data || [];
+      body.append(...games.map(gameRow));
+      cursor = page.next_cursor || null;
+      more.hidden = !cursor;
+      status.textContent = body.children.length ? "" : "No games yet.";
+    } catch (error) {
+      status.textContent = error.message;
+    } finally {
+      more.disabled = false;
+    }
+  }
+  more.addEventListener("click", load);
+
+  mount(
+    main,
+    h(
+      "h1",
+      {},
+      profile.name,
+      profile.kind === "guest" ? h("span", { class: "muted", text: " (guest)" }) : null,
+    ),
+    h(
+      "p",
+      { class: "muted" },
+      `Member since ${formatDate(profile.created_at)}`,
+      profile.last_seen_at ? ` · last seen ${formatDate(profile.last_seen_at)}` : "",
+      ` · ${profile.games} games · `,
+      h("a", { href: `#/games${query({ player: profile.name })}`, text: "search their games" }),
+    ),
+    variants.length
+      ? h(
+          "div",
+          { class: "table-scroll" },
+          h(
+            "table",
+            { class: "list" },
+            h("caption", { class: "visually-hidden", text: "Record per variant" }),
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ["Variant", "Games", "Wins", "Losses", "Draws", "Playing"].map((t) =>
+                  h("th", { scope: "col", text: t }),
+                ),
+              ),
+            ),
+            h(
+              "tbody",
+              {},
+              variants.map(([variant, s]) =>
+                h(
+                  "tr",
+                  {},
+                  h("th", { scope: "row", text: variantName(variant) }),
+                  [s.games, s.wins, s.losses, s.draws, s.playing].map((n) =>
+                    h("td", { text: String(n ?? 0) }),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        )
+      : null,
+    h("h2", { text: "Games" }),
+    h(
+      "div",
+      { class: "table-scroll" },
+      h(
+        "table",
+        { class: "list games-list" },
+        h("caption", { class: "visually-hidden", text: `Games of ${profile.name}` }),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Game", "Black", "White", "Result", "Variant", "Moves", "Date"].map((t) =>
+              h("th", { scope: "col", text: t }),
+            ),
+          ),
+        ),
+        body,
+      ),
+    ),
+    status,
+    more,
+  );
+  await load();
+  return null;
+}

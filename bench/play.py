@@ -1,0 +1,399 @@
+"""Live play under load: accepted moves per second and move round trips, against a real server.
+
+    .venv/bin/python bench/play.py                      # starts server + echo on Postgres
+    .venv/bin/python bench/play.py --url http://127.0.0.1:8000 --echo-url ws://127.0.0.1:8001/ws \
+        --room english-casual --games 20 --paced-games 40
+
+Without `--url` it creates the database `checkers_bench_live` (dropping an old one), migrates
+it, adds an unlisted room `bench` whose table limit allows every table of the loads, and runs
+`checkers serve` (uvloop, no compression) in a process of its own; the bots run in this
+process. Two loads:
+
+- saturation: GAMES games whose bots move as soon as the server has answered;
+- paced: PACED_GAMES concurrent games, each side thinking about a second per move.
+
+A move's round trip is the time from sending it to receiving it back as the `move` event (so
+validated, stored and fanned out). The same client also measures round trips against a bare
+websocket echo endpoint (a minimal FastAPI app in its own process) and prints the saturation
+rate as a fraction of it. Figures are recorded in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import websockets
+from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from websockets.asyncio.client import ClientConnection
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+BENCH_DATABASE = "checkers_bench_live"
+BENCH_ROOM = "bench"  # unlisted, untimed, room for every table the loads open
+
+
+# --- the processes under test ----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def echo_app() -> FastAPI:
+    """The baseline: a bare FastAPI websocket that sends every text frame back."""
+    app = FastAPI()
+
+    @app.websocket("/ws")
+    async def echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        with contextlib.suppress(WebSocketDisconnect):
+            while True:
+                await websocket.send_text(await websocket.receive_text())
+
+    return app
+
+
+async def recreate_database(admin_url: str, name: str) -> str:
+    driver_url = admin_url.replace("postgresql+asyncpg://", "postgresql://")
+    conn = await asyncpg.connect(driver_url)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    return admin_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def add_bench_room(database_url: str) -> None:
+    conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    try:
+        await conn.execute(
+            "INSERT INTO rooms (slug, name, variant, clock_base_s, clock_increment_s,"
+            " table_limit, is_open, is_listed, created_at)"
+            " VALUES ($1, 'Benchmark', 'english', NULL, 0, 100000, true, false, now())",
+            BENCH_ROOM,
+        )
+    finally:
+        await conn.close()
+
+
+@contextlib.contextmanager
+def child(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(args, env=env, cwd=ROOT)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def wait_http(url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        for _ in range(400):
+            with contextlib.suppress(httpx.TransportError):
+                await client.get(url)
+                return
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"{url} did not come up")
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+CpuProbe = Callable[[], float | None]
+
+
+def process_cpu(pid: int) -> CpuProbe:
+    """CPU seconds (user + system) used so far by process `pid`, from /proc (Linux)."""
+
+    def probe() -> float | None:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    return probe
+
+
+def no_cpu() -> float | None:
+    return None
+
+
+@dataclass
+class Stats:
+    warm_until: float
+    stop_at: float
+    moves: int = 0
+    round_trips: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+    games: int = 0
+    server_cpu: float | None = None  # CPU seconds the server used in the measured window
+
+    def counts(self, now: float) -> bool:
+        return self.warm_until <= now < self.stop_at
+
+    def rate(self) -> float:
+        return self.moves / (self.stop_at - self.warm_until)
+
+    def percentile(self, q: float) -> float:
+        if not self.round_trips:
+            return float("nan")
+        ordered = sorted(self.round_trips)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+async def open_ws(url: str) -> ClientConnection:
+    return await websockets.connect(url, compression=None, max_queue=None, open_timeout=60)
+
+
+class Bot:
+    """One player: moves a random legal move whenever it is its turn; asks rematches."""
+
+    def __init__(self, ws: ClientConnection, user_id: int, stats: Stats, pace: float | None):
+        self.ws, self.user_id, self.stats, self.pace = ws, user_id, stats, pace
+        self.game: int | None = None
+        self.colour: str | None = None
+        self.table: int | None = None
+        self.sent_at: float | None = None
+
+    async def send(self, **message: Any) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def move(self, ply: int, legal: list[str]) -> None:
+        if self.pace is not None:
+            await asyncio.sleep(random.uniform(0.5 * self.pace, 1.5 * self.pace))
+        if time.perf_counter() >= self.stats.stop_at:
+            return
+        self.sent_at = time.perf_counter()
+        await self.send(type="move", game=self.game, move=random.choice(legal), ply=ply)
+
+    async def run(self) -> None:
+        async for text in self.ws:
+            event = json.loads(text)
+            kind = event["type"]
+            if kind == "move":
+                now = time.perf_counter()
+                mine = event["turn"] != self.colour  # the move just played was ours
+                if mine and self.sent_at is not None:
+                    if self.stats.counts(now):
+                        self.stats.moves += 1
+                        self.stats.round_trips.append(now - self.sent_at)
+                    self.sent_at = None
+                if not mine and event["legal_moves"]:
+                    asyncio.create_task(self.move(event["ply"], event["legal_moves"]))
+            elif kind == "game_started":
+                game = event["game"]
+                self.game = game["id"]
+                self.colour = "black" if game["black"]["id"] == self.user_id else "white"
+                if game["turn"] == self.colour:
+                    asyncio.create_task(self.move(game["ply"], game["legal_moves"]))
+            elif kind == "game_ended":
+                self.stats.games += self.colour == "black"
+                if time.perf_counter() < self.stats.stop_at:
+                    await self.send(type="rematch", table=event["table"])
+            elif kind == "error":
+                self.stats.errors[event["code"]] += 1
+            if time.perf_counter() >= self.stats.stop_at + 1:
+                return
+
+
+async def guest(client: httpx.AsyncClient) -> tuple[str, int]:
+    body = (await client.post("/api/auth/guest")).raise_for_status().json()
+    return body["access_token"], body["user"]["id"]
+
+
+async def start_pair(
+    room: str, ws_base: str, client: httpx.AsyncClient, stats: Stats, pace: float | None
+) -> list[Bot]:
+    bots = []
+    for _ in range(2):
+        token, user_id = await guest(client)
+        ws = await open_ws(f"{ws_base}/ws?token={token}")
+        await ws.recv()  # welcome
+        bots.append(Bot(ws, user_id, stats, pace))
+    black, white = bots
+    await black.send(type="open", room=room, clock=None, colour="black")
+    while (event := json.loads(await black.ws.recv()))["type"] != "table":
+        if event["type"] == "error":
+            raise RuntimeError(f"cannot open a table: {event['message']}")
+    await white.send(type="sit", table=event["table"]["id"])
+    return bots
+
+
+async def run_games(
+    base: str,
+    room: str,
+    games: int,
+    seconds: float,
+    warmup: float,
+    pace: float | None,
+    cpu: CpuProbe,
+) -> Stats:
+    ws_base = base.replace("http://", "ws://")
+    stats = Stats(warm_until=float("inf"), stop_at=float("inf"))
+    limits = httpx.Limits(max_connections=20)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        gate = asyncio.Semaphore(20)
+
+        async def pair() -> list[Bot]:
+            async with gate:
+                return await start_pair(room, ws_base, client, stats, pace)
+
+        # Seat everyone before the clock starts; `game_started` waits in each socket.
+        pairs = await asyncio.gather(*(pair() for _ in range(games)))
+    bots = [bot for p in pairs for bot in p]
+    stats.warm_until = time.perf_counter() + warmup
+    stats.stop_at = stats.warm_until + seconds
+    runners = [asyncio.create_task(bot.run()) for bot in bots]
+    await asyncio.sleep(warmup)
+    cpu_before = cpu()
+    await asyncio.sleep(seconds)
+    if cpu_before is not None and (cpu_after := cpu()) is not None:
+        stats.server_cpu = cpu_after - cpu_before
+    await asyncio.sleep(1.5)
+    for task in runners:
+        task.cancel()
+    await asyncio.gather(*runners, return_exceptions=True)
+    await asyncio.gather(*(bot.ws.close() for bot in bots), return_exceptions=True)
+    return stats
+
+
+async def run_echo(url: str, connections: int, seconds: float, warmup: float) -> Stats:
+    stats = Stats(warm_until=float("inf"), stop_at=float("inf"))
+    frame = json.dumps({"type": "move", "game": 123456, "move": "11x18x25", "ply": 42})
+    sockets = [await open_ws(url) for _ in range(connections)]
+    stats.warm_until = time.perf_counter() + warmup
+    stats.stop_at = stats.warm_until + seconds
+
+    async def loop(ws: ClientConnection) -> None:
+        while (sent := time.perf_counter()) < stats.stop_at:
+            await ws.send(frame)
+            await ws.recv()
+            now = time.perf_counter()
+            if stats.counts(now):
+                stats.moves += 1
+                stats.round_trips.append(now - sent)
+
+    await asyncio.gather(*(loop(ws) for ws in sockets))
+    await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
+    return stats
+
+
+# --- driver ---------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def servers(args: argparse.Namespace) -> AsyncIterator[tuple[str, str, CpuProbe]]:
+    """The server and echo URLs, and the server's CPU use if it was started here."""
+    if args.url:
+        yield args.url, args.echo_url, no_cpu
+        return
+    database_url = await recreate_database(args.postgres, BENCH_DATABASE)
+    env = os.environ | {
+        "DATABASE_URL": database_url,
+        "ENVIRONMENT": "development",
+        "LOG_LEVEL": "warning",
+        "PYTHONPATH": str(ROOT),
+    }
+    env.pop("REDIS_URL", None)
+    migrate = [sys.executable, "-m", "app.cli", "migrate"]
+    await asyncio.to_thread(subprocess.run, migrate, env=env, cwd=ROOT, check=True)
+    await add_bench_room(database_url)
+    port, echo_port = free_port(), free_port()
+    serve = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
+    echo = [sys.executable, str(Path(__file__)), "--serve-echo", str(echo_port)]
+    with child(serve, env) as server, child(echo, env):
+        url = f"http://127.0.0.1:{port}"
+        await wait_http(url + "/healthz")
+        await wait_http(f"http://127.0.0.1:{echo_port}/docs")
+        yield url, f"ws://127.0.0.1:{echo_port}/ws", process_cpu(server.pid)
+
+
+def line(name: str, stats: Stats) -> str:
+    text = (
+        f"{name:<34} {stats.rate():>9,.0f}/s   p50 {stats.percentile(0.5):6.1f} ms   "
+        f"p99 {stats.percentile(0.99):6.1f} ms"
+    )
+    if stats.server_cpu is not None and stats.moves:
+        busy = stats.server_cpu / (stats.stop_at - stats.warm_until)
+        text += f"   server CPU {busy:.0%}, {stats.server_cpu / stats.moves * 1e6:.0f} µs/move"
+    return text
+
+
+async def bench(args: argparse.Namespace) -> None:
+    async with servers(args) as (url, echo_url, cpu):
+        echo = await run_echo(echo_url, args.games, args.seconds, args.warmup)
+        print(line(f"echo round trips ({args.games} sockets)", echo), flush=True)
+        saturated = await run_games(
+            url, args.room, args.games, args.seconds, args.warmup, None, cpu
+        )
+        print(line(f"saturation ({args.games} games)", saturated), flush=True)
+        paced = await run_games(
+            url, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
+        )
+        print(line(f"paced ({args.paced_games} games, ~1 move/s/side)", paced), flush=True)
+    print(f"saturation / echo: {saturated.rate() / echo.rate():.2f}")
+    print(f"games finished: saturation {saturated.games}, paced {paced.games}")
+    for name, stats in (("saturation", saturated), ("paced", paced)):
+        if stats.errors:
+            print(f"errors during {name}: {dict(stats.errors)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--url", help="a running server (default: start one on Postgres)")
+    parser.add_argument("--echo-url", default=None, help="a running echo endpoint (with --url)")
+    parser.add_argument(
+        "--room", default=BENCH_ROOM, help="room to play in (its table limit must allow it)"
+    )
+    parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="server to create DB on")
+    parser.add_argument("--games", type=int, default=100, help="saturation games")
+    parser.add_argument("--paced-games", type=int, default=500, help="paced games")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time per load")
+    parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
+    parser.add_argument("--serve-echo", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_echo:
+        import uvicorn
+
+        uvicorn.run(
+            echo_app(),
+            host="127.0.0.1",
+            port=args.serve_echo,
+            loop="uvloop",
+            ws_per_message_deflate=False,
+            log_level="warning",
+        )
+        return
+    if args.url and not args.echo_url:
+        parser.error("--url needs --echo-url")
+    if importlib.util.find_spec("uvloop"):
+        import uvloop
+
+        uvloop.run(bench(args))
+    else:
+        asyncio.run(bench(args))
+
+
+if __name__ == "__main__":
+    main()

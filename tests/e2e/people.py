@@ -1,0 +1,115 @@
+"""The people of the browser tests: one isolated browser context each, and what they do often."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Locator,
+    Page,
+    ViewportSize,
+    WebSocketRoute,
+    expect,
+)
+
+PASSWORD = "correct-horse-42"
+WAIT_MS = 20_000
+
+# The server shares two cores with the browser: give visible state time to arrive.
+expect.set_options(timeout=WAIT_MS)
+
+
+@dataclass
+class Person:
+    """One browser context (its own storage and socket) showing one page of the client."""
+
+    context: BrowserContext
+    page: Page
+    errors: list[str] = field(default_factory=list)
+
+
+class Cable:
+    """A page's websocket, passed through the test so that it can cut it and keep it down."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.open: list[tuple[WebSocketRoute, WebSocketRoute]] = []
+
+    def connect(self, page_side: WebSocketRoute) -> None:
+        if self.down:
+            page_side.close()
+            return
+        self.open.append((page_side, page_side.connect_to_server()))
+
+    def cut(self) -> None:
+        self.down = True
+        for page_side, server_side in self.open:
+            page_side.close()
+            server_side.close()
+        self.open.clear()
+
+
+def arrive(
+    browser: Browser,
+    base_url: str,
+    viewport: ViewportSize | None = None,
+    cable: Cable | None = None,
+) -> Person:
+    context = browser.new_context(base_url=base_url, viewport=viewport)
+    context.set_default_timeout(WAIT_MS)
+    person = Person(context, context.new_page())
+    person.page.on("pageerror", lambda exc: person.errors.append(str(exc)))
+    if cable is not None:
+        person.page.route_web_socket(re.compile(r"/ws(\?|$)"), cable.connect)
+    person.page.goto("/")
+    return person
+
+
+def register(page: Page, name: str) -> None:
+    page.get_by_role("button", name="Sign in").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Name").fill(name)
+    dialog.get_by_label("Password").fill(PASSWORD)
+    dialog.get_by_role("button", name="Register").click()
+    expect(page.locator("#account")).to_contain_text(name)
+    # Signing in reconnects the live socket with the new token.
+    expect(page.locator(".conn")).to_have_text("Connected")
+
+
+def square(page: Page, number: int) -> Locator:
+    return page.locator(f'.board [data-square="{number}"]')
+
+
+def expect_moves(page: Page, moves: list[str]) -> None:
+    expect(page.locator(".move-list .move")).to_have_text(moves)
+
+
+def open_table(
+    page: Page,
+    room: str,
+    *,
+    colour: str,
+    clock: tuple[int, int] | None,
+    fen: str = "",
+    private: bool = False,
+) -> int:
+    """Open a table from the lobby's dialog; returns its id once the table page shows."""
+    page.locator(f'[data-room="{room}"]').get_by_role("button", name="Open a table").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Your colour").select_option(colour)
+    if clock is None:
+        dialog.get_by_label("Timed game").uncheck()
+    else:
+        dialog.get_by_label("Timed game").check()
+        dialog.get_by_label("Minutes").fill(str(clock[0]))
+        dialog.get_by_label("Increment (s)").fill(str(clock[1]))
+    if fen:
+        dialog.get_by_label("Start position (PDN FEN, optional)").fill(fen)
+    if private:
+        dialog.get_by_label("Private").check()
+    dialog.get_by_role("button", name="Open table").click()
+    expect(page).to_have_url(re.compile(r"#/table/\d+(\?invite=.+)?$"))
+    return int(re.findall(r"#/table/(\d+)", page.url)[0])

@@ -1,0 +1,90 @@
+"""The admin page: an administrator closes a table and bans a player, with reasons on record."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.e2e.conftest import LiveServer
+from tests.e2e.people import PASSWORD, arrive, open_table, register
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+def create_admin(server: LiveServer, name: str) -> None:
+    """As an operator would: `checkers create-admin NAME` on the server's database."""
+    env = os.environ | {"DATABASE_URL": server.database_url, "CHECKERS_ADMIN_PASSWORD": PASSWORD}
+    subprocess.run(
+        [sys.executable, "-m", "app.cli", "create-admin", name], env=env, check=True, timeout=60
+    )
+
+
+def log_in(page: Page, name: str) -> None:
+    page.get_by_role("button", name="Sign in").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Name").fill(name)
+    dialog.get_by_label("Password").fill(PASSWORD)
+    dialog.get_by_role("button", name="Log in").click()
+    expect(page.locator("#account")).to_contain_text(name)
+
+
+def answer(page: Page, reason: str, result: str | None = None) -> None:
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Reason").fill(reason)
+    if result is not None:
+        dialog.get_by_label("Game in progress").select_option(result)
+    dialog.get_by_role("button", name="Confirm").click()
+
+
+def test_an_administrator_closes_a_table_and_bans_a_player(
+    browser: Browser, server: LiveServer
+) -> None:
+    create_admin(server, "root")
+    people = [arrive(browser, server.url), arrive(browser, server.url)]
+    root, ann = (person.page for person in people)
+    register(ann, "ann")
+    table_id = open_table(ann, "english-casual", colour="random", clock=None)
+
+    # Only administrators see the page, or the link to it.
+    ann.goto("/#/admin")
+    expect(ann.get_by_role("alert")).to_have_text("Only administrators may see this page.")
+    expect(ann.get_by_role("link", name="Admin")).to_be_hidden()
+    ann.goto(f"/#/table/{table_id}")
+
+    log_in(root, "root")
+    root.get_by_role("link", name="Admin").click()
+    expect(root.get_by_role("heading", name="Administration")).to_be_visible()
+    expect(root.locator('[data-room="english-casual"]')).to_contain_text("open")
+    expect(root.locator(f'[data-table="{table_id}"]')).to_contain_text("ann")
+    expect(root.locator('[data-user="ann"]')).to_contain_text("online")
+
+    # Closing the table: the player there is told why.
+    root.get_by_role("button", name=f"Close table {table_id}").click()
+    answer(root, "maintenance")
+    expect(root.locator(f'[data-table="{table_id}"]')).to_be_hidden()
+    expect(ann.locator(".game-actions")).to_contain_text("maintenance")
+
+    # Banning: the player is signed out at once, and cannot log in again.
+    root.get_by_role("button", name="Ban ann").click()
+    answer(root, "abusive chat")
+    expect(root.locator('[data-user="ann"]')).to_contain_text("banned: abusive chat")
+    expect(ann.get_by_role("button", name="Sign in")).to_be_visible()
+    log_in_dialog = ann.get_by_role("dialog")
+    ann.get_by_role("button", name="Sign in").click()
+    log_in_dialog.get_by_label("Name").fill("ann")
+    log_in_dialog.get_by_label("Password").fill(PASSWORD)
+    log_in_dialog.get_by_role("button", name="Log in").click()
+    expect(log_in_dialog.get_by_role("alert")).to_contain_text("abusive chat")
+
+    # The audit log keeps both actions with their reasons.
+    audit = root.locator('[data-section="admin-audit"]')
+    expect(audit.locator('[data-action="table.close"]')).to_contain_text("maintenance")
+    expect(audit.locator('[data-action="user.ban"]')).to_contain_text("abusive chat")
+
+    for person in people:
+        assert person.errors == []
+        person.context.close()

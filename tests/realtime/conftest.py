@@ -1,0 +1,22 @@
+"""A real uvicorn server per test (on the parametrized database) and real websocket clients."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from app.config import Settings
+from tests.conftest import make_settings
+from tests.support.server import Served, serve
+
+
+@pytest.fixture
+def settings(db_url: str) -> Settings:
+    return make_settings(database_url=db_url, disconnect_grace_seconds=0.5)
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[Served]:
+    async with serve(settings) as served:
+        yield served

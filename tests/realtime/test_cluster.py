@@ -1,0 +1,48 @@
+"""Two server processes behind one Redis and one database serve the same table: each player is
+connected to a different one, and every move and ending reaches both, once."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+
+import pytest
+
+from tests.conftest import PrivateRedis, make_settings
+from tests.support.server import Served, serve
+from tests.support.ws import guest, start_game
+
+
+@pytest.fixture
+async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
+    settings = make_settings(database_url=db_url, redis_url=private_redis.url)
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
+
+
+async def test_players_on_two_servers_play_one_game(two_servers: list[Served]) -> None:
+    one, two = two_servers
+    async with guest(one.url) as a, guest(two.url) as b, guest(two.url) as watcher:
+        match = await start_game(a, b)
+        await watcher.send(type="watch", table=match.table["id"])
+        await watcher.expect("table")
+        await match.play("11-15", "22-18", "15x22", "25x18")
+        assert (await watcher.expect("move", ply=4))["move"] == "25x18"
+        await b.send(type="move", game=match.id, move="18-14", ply=4)
+        assert (await b.error())["code"] == "not_your_turn"
+        await a.send(type="resign", game=match.id)
+        for client in (a, b, watcher):
+            assert (await client.expect("game_ended"))["termination"] == "resignation"
+
+
+async def test_a_flag_falls_once_across_servers(two_servers: list[Served]) -> None:
+    one, two = two_servers
+    async with guest(one.url) as a, guest(two.url) as b:
+        match = await start_game(a, b, clock={"base": 1, "increment": 0})
+        await match.play("11-15")
+        assert (await a.expect("game_ended"))["termination"] == "timeout"
+        await b.expect("game_ended")
+        for client in (a, b):
+            await client.send(type="ping")
+            await client.expect("pong")
+            assert sum(m["type"] == "game_ended" for m in client.seen) == 1

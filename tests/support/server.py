@@ -1,0 +1,116 @@
+"""Real servers for tests: uvicorn in the test's event loop, or in a process of its own.
+
+`serve(settings)` runs `uvicorn.Server` on a free port inside the running event loop and yields
+its base URL. `ServerProcess` runs the server as a separate process (`python -m uvicorn`), so a
+test can kill it with SIGKILL and start it again on the same port and database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+from app.config import Settings
+from app.main import create_app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Served:
+    url: str  # http://127.0.0.1:PORT
+    app: FastAPI  # its `state` holds the live-play registry and broker, for administration
+
+
+@contextlib.asynccontextmanager
+async def serve(settings: Settings) -> AsyncIterator[Served]:
+    """Run the app on 127.0.0.1:<free port> in this event loop."""
+    app = create_app(settings)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        log_level="warning",
+        ws_per_message_deflate=False,
+        ws_max_size=settings.ws_max_message_bytes,
+        lifespan="on",
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        if task.done():
+            task.result()  # raise the start-up error
+            raise RuntimeError("the server stopped during start-up")
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Served(f"http://127.0.0.1:{port}", app)
+    finally:
+        server.should_exit = True
+        await task
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class ServerProcess:
+    """The server in a child process, configured through the environment like in production."""
+
+    def __init__(self, settings: Settings, workdir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.workdir = workdir
+        self.env = os.environ | {
+            "PYTHONPATH": str(ROOT),
+            "ENVIRONMENT": "test",
+            "DATABASE_URL": settings.database_url,
+            "SECRET_KEY": settings.secret_key,
+            "DISCONNECT_GRACE_SECONDS": str(settings.disconnect_grace_seconds),
+        }
+        self.env.pop("REDIS_URL", None)
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "uvicorn", "--factory", "app.main:create_app"),
+            *("--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning"),
+            "--ws-per-message-deflate=false",
+            cwd=self.workdir,  # no stray .env is read
+            env=self.env,
+        )
+        async with httpx.AsyncClient(base_url=self.url) as client:
+            for _ in range(600):
+                if self._process.returncode is not None:
+                    raise RuntimeError(f"the server exited with {self._process.returncode}")
+                with contextlib.suppress(httpx.TransportError):
+                    if (await client.get("/healthz")).status_code == 200:
+                        return
+                await asyncio.sleep(0.05)
+        raise RuntimeError("the server did not start")
+
+    async def kill(self) -> None:
+        """SIGKILL: no shutdown code runs, as in a crash."""
+        if self._process is not None and self._process.returncode is None:
+            self._process.send_signal(signal.SIGKILL)
+            await self._process.wait()
+
+    async def stop(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            self._process.terminate()
+            await self._process.wait()

@@ -1,0 +1,114 @@
+"""A websocket client for tests: a real `websockets` connection speaking the `/ws` protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import websockets
+from websockets.asyncio.client import ClientConnection
+
+WAIT_SECONDS = 10.0
+
+
+async def guest_token(base_url: str) -> str:
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        response = await client.post("/api/auth/guest")
+        response.raise_for_status()
+        token: str = response.json()["access_token"]
+        return token
+
+
+class Client:
+    """One socket; `expect` reads until a message of the wanted type (keeping the others)."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.seen: list[dict[str, Any]] = []
+        self.welcome: dict[str, Any] = {}
+
+    @property
+    def user_id(self) -> int:
+        user_id: int = self.welcome["user"]["id"]
+        return user_id
+
+    async def send(self, **message: Any) -> None:
+        await self.ws.send(json.dumps(message))
+
+    async def recv(self) -> dict[str, Any]:
+        message: dict[str, Any] = json.loads(await asyncio.wait_for(self.ws.recv(), WAIT_SECONDS))
+        self.seen.append(message)
+        return message
+
+    async def expect(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """The next message of type `kind` whose fields equal `fields`."""
+        while True:
+            message = await self.recv()
+            if message["type"] == kind and all(message.get(k) == v for k, v in fields.items()):
+                return message
+
+    async def error(self) -> dict[str, Any]:
+        return await self.expect("error")
+
+
+@asynccontextmanager
+async def connect(base_url: str, token: str | None = None) -> AsyncIterator[Client]:
+    url = base_url.replace("http://", "ws://") + "/ws"
+    if token is not None:
+        url += f"?token={token}"
+    async with websockets.connect(url, compression=None, close_timeout=2) as ws:
+        client = Client(ws)
+        client.welcome = await client.expect("welcome")
+        client.seen.clear()
+        yield client
+
+
+@asynccontextmanager
+async def guest(base_url: str) -> AsyncIterator[Client]:
+    async with connect(base_url, await guest_token(base_url)) as client:
+        yield client
+
+
+@dataclass
+class Match:
+    """A game started between two clients; `a` opened the table and plays Black."""
+
+    table: dict[str, Any]
+    game: dict[str, Any]
+    black: Client
+    white: Client
+    ply: int = 0
+    turn: str = "black"
+
+    @property
+    def id(self) -> int:
+        game_id: int = self.game["id"]
+        return game_id
+
+    def mover(self) -> Client:
+        return self.black if self.turn == "black" else self.white
+
+    async def play(self, *moves: str) -> dict[str, Any]:
+        """Play `moves` in turn; both players see each one. Returns the last `move` event."""
+        event: dict[str, Any] = {}
+        for text in moves:
+            await self.mover().send(type="move", game=self.id, move=text, ply=self.ply)
+            event = await self.black.expect("move", ply=self.ply + 1)
+            await self.white.expect("move", ply=self.ply + 1)
+            self.ply, self.turn = event["ply"], event["turn"]
+        return event
+
+
+async def start_game(a: Client, b: Client, room: str = "english-casual", **options: Any) -> Match:
+    """`a` opens a table as Black with `options`, `b` sits down; both see the game start."""
+    await a.send(type="open", room=room, colour="black", **options)
+    table = (await a.expect("table"))["table"]
+    await b.send(type="sit", table=table["id"])
+    game = (await a.expect("game_started"))["game"]
+    await b.expect("game_started")
+    return Match(table, game, black=a, white=b, ply=game["ply"], turn=game["turn"])
