@@ -148,6 +148,7 @@ class Stats:
     errors: Counter[str] = field(default_factory=Counter)
     games: int = 0
     server_cpu: float | None = None  # CPU seconds the server used in the measured window
+    client_cpu: float | None = None  # and the bots
 
     def counts(self, now: float) -> bool:
         return self.warm_until <= now < self.stop_at
@@ -175,9 +176,7 @@ class Bot:
         self.colour: str | None = None
         self.table: int | None = None
         self.sent_at: float | None = None
-
-    async def send(self, **message: Any) -> None:
-        await self.ws.send(json.dumps(message))
+        self.last: dict[str, Any] = {}  # the last message sent
 
     async def move(self, ply: int, legal: list[str]) -> None:
         if self.pace is not None:
@@ -186,6 +185,16 @@ class Bot:
             return
         self.sent_at = time.perf_counter()
         await self.send(type="move", game=self.game, move=random.choice(legal), ply=ply)
+
+    async def send(self, **message: Any) -> None:
+        self.last = message
+        await self.ws.send(json.dumps(message))
+
+    async def retry(self) -> None:
+        """Send the refused message again a little later, as a client does when rate-limited
+        (a move's round trip still counts from its first sending)."""
+        await asyncio.sleep(0.05)
+        await self.ws.send(json.dumps(self.last))
 
     async def run(self) -> None:
         async for text in self.ws:
@@ -213,6 +222,8 @@ class Bot:
                     await self.send(type="rematch", table=event["table"])
             elif kind == "error":
                 self.stats.errors[event["code"]] += 1
+                if event["code"] == "rate_limited":
+                    asyncio.create_task(self.retry())
             if time.perf_counter() >= self.stats.stop_at + 1:
                 return
 
@@ -266,8 +277,9 @@ async def run_games(
     stats.stop_at = stats.warm_until + seconds
     runners = [asyncio.create_task(bot.run()) for bot in bots]
     await asyncio.sleep(warmup)
-    cpu_before = cpu()
+    cpu_before, own_before = cpu(), time.process_time()
     await asyncio.sleep(seconds)
+    stats.client_cpu = time.process_time() - own_before
     if cpu_before is not None and (cpu_after := cpu()) is not None:
         stats.server_cpu = cpu_after - cpu_before
     await asyncio.sleep(1.5)
@@ -334,9 +346,12 @@ def line(name: str, stats: Stats) -> str:
         f"{name:<34} {stats.rate():>9,.0f}/s   p50 {stats.percentile(0.5):6.1f} ms   "
         f"p99 {stats.percentile(0.99):6.1f} ms"
     )
+    window = stats.stop_at - stats.warm_until
     if stats.server_cpu is not None and stats.moves:
-        busy = stats.server_cpu / (stats.stop_at - stats.warm_until)
-        text += f"   server CPU {busy:.0%}, {stats.server_cpu / stats.moves * 1e6:.0f} µs/move"
+        per_move = stats.server_cpu / stats.moves * 1e6
+        text += f"   server CPU {stats.server_cpu / window:.0%} ({per_move:.0f} µs/move)"
+    if stats.client_cpu is not None:
+        text += f", bots {stats.client_cpu / window:.0%}"
     return text
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 EXIT_OK = 0
 EXIT_REJECTED = 1  # some games were refused; the others are stored
 EXIT_UNREADABLE = 2  # a file could not be opened
+EXIT_DATABASE = 3  # the database refused (not reachable, or not migrated)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -18,7 +19,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Import PDN game collections. Every game is replayed by the rules engine; games "
             "already in the archive are skipped, so a file can be imported again safely. Exit "
-            "status: 0 all stored or already present, 1 some games rejected, 2 a file unreadable."
+            "status: 0 all stored or already present, 1 some games rejected, 2 a file unreadable, "
+            "3 the database unusable (run `checkers migrate` first)."
         ),
     )
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE.pdn")
@@ -42,6 +44,7 @@ async def import_files(url: str, files: list[Path], *, quiet: bool = False) -> i
     """Import each file in turn with a progress bar, then print the per-game error report."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+    from sqlalchemy.exc import SQLAlchemyError
 
     from app.db.engine import Database
     from app.rules.pdn import read_games
@@ -78,6 +81,15 @@ async def import_files(url: str, files: list[Path], *, quiet: bool = False) -> i
 
                     await importer.import_records(str(path), read_games(reader), advance)
                 progress.update(task, completed=size)
+    except (OSError, SQLAlchemyError) as exc:
+        reason = getattr(exc, "orig", None) or exc
+        console.print(
+            f"[red]cannot use the database[/red] {db.engine.url!r}: {reason} "
+            "(is it running, and migrated with `checkers migrate`?)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return EXIT_DATABASE
     finally:
         await db.dispose()
 

@@ -236,17 +236,20 @@ class Hub:
 
     # --- connections ---------------------------------------------------------------------
 
-    async def connect(self, conn: Connection) -> None:
+    async def connect(self, conn: Connection) -> list[dict[str, int]]:
+        """Serve a new connection; returns the user's games in progress (it is back in them)."""
         conn.start()
         self.connections.add(conn)
         WS_CONNECTIONS.inc()
         if conn.user is None:
-            return
+            return []
         first = conn.user.id not in self.users
         self.users.setdefault(conn.user.id, set()).add(conn)
+        playing = await games.playing_for(self.live, conn.user.id)
         if first:
-            for entry in await games.playing_for(self.live, conn.user.id):
+            for entry in playing:
                 await games.player_back(self.live, conn.user.id, entry["game"])
+        return playing
 
     async def disconnect(self, conn: Connection) -> None:
         await conn.finish()
@@ -307,20 +310,22 @@ class Hub:
                         for conn in tuple(feed.watchers):
                             asyncio.create_task(self._resend(conn, feed))
                     async for text in sub:
-                        self._table_event(feed, text)
+                        await self._table_event(feed, text)
                     return
             except SubscriberDropped:
                 logger.warning("fell behind on table %d; resynchronising", feed.table_id)
 
-    def _table_event(self, feed: TableFeed, text: str) -> None:
+    async def _table_event(self, feed: TableFeed, text: str) -> None:
         feed.version += 1
         versioned = f'{{"v":{feed.version},{text[1:]}'
         feed.events.append((feed.version, versioned))
-        if text.startswith('{"type":"move"'):
-            event = json.loads(text)
-            games.observe_move(self.live, event["game"], event["ply"])
         for conn in tuple(feed.watchers):
             conn.send_text(versioned)
+        if not text.startswith('{"type":"chat"'):
+            try:
+                await games.observe(self.live, json.loads(text))
+            except Exception:  # never let one odd event stop the table's feed
+                logger.exception("cannot follow an event of table %d", feed.table_id)
 
     async def _resend(self, conn: Connection, feed: TableFeed) -> None:
         try:

@@ -6,6 +6,7 @@ and table events go out through the connection's send queue (see `connections`).
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -14,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket
+from prometheus_client import Counter
 
 from app.metrics import WS_MESSAGES
 from app.realtime import protocol as p
@@ -78,8 +80,8 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
         await websocket.close(CLOSE_POLICY, message)
         return
     conn = Connection(websocket, PlayerRef(user.id, user.name) if user is not None else None)
-    await hub.connect(conn)
     try:
+        playing = await hub.connect(conn)
         conn.send(
             {
                 "type": "welcome",
@@ -89,7 +91,7 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
                     else None
                 ),
                 "server_time": int(time.time() * 1000),
-                "playing": await games.playing_for(hub.live, user.id) if user else [],
+                "playing": playing,
                 "limits": {
                     "max_message_bytes": settings.ws_max_message_bytes,
                     "chat_max_length": settings.chat_max_length,
@@ -112,6 +114,12 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
             await _handle(hub, conn, text)
     finally:
         await hub.disconnect(conn)
+
+
+@functools.cache
+def _received(kind: str) -> Counter:
+    """The counter of received messages of a (validated, so known) type."""
+    return WS_MESSAGES.labels("in", kind)
 
 
 def _ref_of(text: str) -> str | int | None:
@@ -138,7 +146,7 @@ async def _handle(hub: Hub, conn: Connection, text: str) -> None:
         conn.error("bad_message", str(exc), _ref_of(text))
         return
     kind = getattr(message, "type", "?")
-    WS_MESSAGES.labels("in", kind).inc()
+    _received(kind).inc()
     handler = _HANDLERS[type(message)]
     try:
         await handler(hub, conn, message)

@@ -538,13 +538,11 @@ _OWN_TAGS = {"Event", "Site", "Date", "Round", "Black", "White", "Result", "Game
 _OWN_TAGS |= {"TimeControl", "Termination", "SetUp", "Setup"}
 
 
-def format_clock(ms: int) -> str:
-    return _clock_text(max(ms, 0) // 1000)
-
-
 @lru_cache(maxsize=8192)
-def _clock_text(seconds: int) -> str:
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+def clock_comment(seconds: int) -> str:
+    """`[%clock h:mm:ss]`; cached, as an export writes one per move and clocks repeat."""
+    seconds = max(seconds, 0)
+    return f"[%clock {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
 
 
 def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
@@ -576,7 +574,7 @@ def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
 def render_pdn(record: GameRecord, site: str) -> str:
     """The game as a PDN record; each move's clock, when known, as a `{[%clock h:mm:ss]}`."""
     comments = {
-        ply: f"[%clock {format_clock(ms)}]"
+        ply: clock_comment(ms // 1000)
         for ply, ms in enumerate(record.clocks_ms, start=1)
         if ms is not None
     }

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import insert, text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import Database
 from app.db.models import Game as GameRow
@@ -30,6 +31,7 @@ MAX_BATCH = 256
 # next takes the moves that arrived meanwhile (the server merges concurrent log flushes). Moves
 # of one game are never in two batches at once: a game's next move waits for the previous.
 POSTGRES_WRITERS = 4
+RECONNECT_DELAY_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +56,8 @@ class MoveWriter:
     def __init__(self, db: Database, max_batch: int = MAX_BATCH) -> None:
         self.db = db
         self.max_batch = max_batch
-        self.writers = POSTGRES_WRITERS if db.engine.dialect.name == "postgresql" else 1
+        self.postgres = db.engine.dialect.name == "postgresql"
+        self.writers = POSTGRES_WRITERS if self.postgres else 1
         self._queue: asyncio.Queue[tuple[MoveCommit, asyncio.Future[bool]]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -82,28 +85,44 @@ class MoveWriter:
         return await waiter
 
     async def _run(self) -> None:
+        """Write batches on a connection of this task's own (no pool checkout per batch); open
+        a new one after a failure."""
         while True:
-            batch = [await self._queue.get()]
-            while len(batch) < self.max_batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
             try:
-                stored = await self._write([move for move, _ in batch])
-            except Exception as exc:  # the whole batch failed: every mover is told
-                logger.exception("storing %d moves failed", len(batch))
-                for _, waiter in batch:
-                    if not waiter.done():
-                        waiter.set_exception(exc)
-                continue
-            for (_, waiter), ok in zip(batch, stored, strict=True):
+                async with self.db.engine.connect() as conn:
+                    if self.postgres:
+                        # The batch is one statement, atomic by itself: no BEGIN/COMMIT trips.
+                        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+                    while True:
+                        await self._write_next(conn)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.exception("the move writer lost its database connection")
+                await asyncio.sleep(RECONNECT_DELAY_SECONDS)
+
+    async def _write_next(self, conn: AsyncConnection) -> None:
+        batch = [await self._queue.get()]
+        while len(batch) < self.max_batch and not self._queue.empty():
+            batch.append(self._queue.get_nowait())
+        moves = [move for move, _ in batch]
+        try:
+            if self.postgres:
+                stored = await self._write_postgres(conn, moves)
+            else:
+                stored = await self._write_each(conn, moves)
+        except BaseException as exc:  # the whole batch failed: every mover is told
+            for _, waiter in batch:
                 if not waiter.done():
-                    waiter.set_result(ok)
+                    waiter.set_exception(
+                        exc if isinstance(exc, Exception) else RuntimeError("cancelled")
+                    )
+            raise
+        for (_, waiter), ok in zip(batch, stored, strict=True):
+            if not waiter.done():
+                waiter.set_result(ok)
 
-    async def _write(self, moves: list[MoveCommit]) -> list[bool]:
-        if self.db.engine.dialect.name == "postgresql":
-            return await self._write_postgres(moves)
-        return await self._write_each(moves)
-
-    async def _write_postgres(self, moves: list[MoveCommit]) -> list[bool]:
+    async def _write_postgres(self, conn: AsyncConnection, moves: list[MoveCommit]) -> list[bool]:
         """The whole batch in one statement: update the games, insert the moves of those
         updated, report which were stored."""
         params = {
@@ -118,15 +137,14 @@ class MoveWriter:
             "result": [m.result for m in moves],
             "termination": [m.termination for m in moves],
         }
-        async with self.db.engine.begin() as conn:
-            stored = set((await conn.execute(_BATCH_SQL, params)).scalars())
+        stored = set((await conn.execute(_BATCH_SQL, params)).scalars())
         return [m.game_id in stored for m in moves]
 
-    async def _write_each(self, moves: list[MoveCommit]) -> list[bool]:
+    async def _write_each(self, conn: AsyncConnection, moves: list[MoveCommit]) -> list[bool]:
         """One conditional update per move, in one transaction (SQLite writes in-process)."""
         stored: list[bool] = []
         rows: list[dict[str, object]] = []
-        async with self.db.engine.begin() as conn:
+        async with conn.begin():
             for m in moves:
                 values: dict[str, object] = {
                     "ply_count": m.ply,

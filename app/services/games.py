@@ -9,11 +9,13 @@ rebuilt from the database, and the request is refused as stale.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from datetime import UTC, datetime
 from typing import Any
 
+from prometheus_client import Counter
 from sqlalchemy import or_, select, update
 
 from app.db.models import Game as GameRow
@@ -28,6 +30,12 @@ from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_ch
 logger = logging.getLogger(__name__)
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+
+
+@functools.cache
+def _accepted(variant: str) -> Counter:
+    """The accepted-moves counter of a variant (looking labels up costs more than counting)."""
+    return MOVES_ACCEPTED.labels(variant)
 
 
 def result_for(winner: Color | None) -> str:
@@ -130,11 +138,43 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
 
 
-def observe_move(live: LivePlay, game_id: int, ply: int) -> None:
-    """A move reached the table's channel: if another process played it, the cache is behind."""
-    lg = live.games.get(game_id)
-    if lg is not None and lg.game.ply < ply:
-        _forget(live, lg)
+# Events that change what a process keeps of a game besides the stored record.
+_NOTED = frozenset(("draw_offered", "draw_declined", "player_away", "player_back"))
+
+
+async def observe(live: LivePlay, event: dict[str, Any]) -> None:
+    """Follow a table event that may come from another process serving the same game, so that
+    this process's copy agrees: a move it has not seen drops the copy (reloaded when needed);
+    offers and absences, which are not stored, are noted. Events of this process are already
+    applied, so they change nothing."""
+    kind = event["type"]
+    if kind == "rematch_offered":
+        table = live.tables.get(event["table"])
+        if table is not None and live.table_status(table) == "finished":
+            live.rematch.setdefault(table.id, set()).add(event["by"]["id"])
+        return
+    if kind in ("move", "game_ended"):
+        lg = live.games.get(event["game"])
+        if lg is not None and (kind == "game_ended" or lg.game.ply < event["ply"]):
+            _forget(live, lg)
+            if kind == "game_ended":
+                live.seated_after[lg.table_id] = [lg.black, lg.white]
+        return
+    if kind not in _NOTED:
+        return
+    async with live.game_lock(event["game"]):
+        lg = await _get(live, event["game"])
+        if lg.status != "playing":
+            return
+        if kind == "draw_offered" and lg.draw_offer is None:
+            lg.draw_offer = Color(event["by"])
+            lg.offered_at[lg.draw_offer] = lg.game.ply
+        elif kind == "draw_declined":
+            lg.draw_offer = None
+        elif kind == "player_away":
+            lg.away.setdefault(Color(event["colour"]), event["since"] / 1000)
+        elif kind == "player_back":
+            lg.away.pop(Color(event["colour"]), None)
 
 
 async def load(live: LivePlay, game_id: int) -> LiveGame:
@@ -293,7 +333,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             raise PlayError("server_error", "the move could not be stored; try again") from exc
         if not stored:
             raise await _refused_stale(live, lg)
-        MOVES_ACCEPTED.labels(lg.variant).inc()
+        _accepted(lg.variant).inc()
         lg.clock = clock
         if lg.draw_offer is colour.other:
             lg.draw_offer = None  # answering an offer with a move declines it
@@ -540,9 +580,9 @@ async def _flag(live: LivePlay, game_id: int) -> None:
 async def player_away(live: LivePlay, user_id: int, game_id: int) -> None:
     """A player's last connection went: the clock keeps running and the grace period starts."""
     async with live.game_lock(game_id):
-        lg = live.games.get(game_id)
-        colour = lg.colour_of(user_id) if lg is not None else None
-        if lg is None or colour is None or colour in lg.away:
+        lg = await _get(live, game_id)
+        colour = lg.colour_of(user_id)
+        if lg.status != "playing" or colour is None or colour in lg.away:
             return
         since = time.time()
         lg.away[colour] = since
@@ -560,11 +600,14 @@ async def player_away(live: LivePlay, user_id: int, game_id: int) -> None:
 
 
 async def player_back(live: LivePlay, user_id: int, game_id: int) -> None:
+    """A player connected again (to this process): the opponent can no longer claim."""
     async with live.game_lock(game_id):
-        lg = live.games.get(game_id)
-        colour = lg.colour_of(user_id) if lg is not None else None
-        if lg is None or colour is None or lg.away.pop(colour, None) is None:
+        lg = await _get(live, game_id)
+        colour = lg.colour_of(user_id)
+        if lg.status != "playing" or colour is None:
             return
+        # Announced even if this process did not see the player go: another one may have.
+        lg.away.pop(colour, None)
         await live.publish(
             table_channel(lg.table_id),
             {"type": "player_back", "table": lg.table_id, "game": lg.id, "colour": colour.value},

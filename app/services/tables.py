@@ -269,9 +269,12 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
 
 
 async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
-    """Ask for a rematch; when both players have asked, a new game starts, colours swapped."""
+    """Ask for a rematch; when both players have asked, a new game starts, colours swapped.
+
+    Who sits after a game is known only here, so the cached table will do; starting the game
+    checks the stored table again."""
     async with live.table_lock(table_id):
-        table = await load_table(live, table_id)
+        table = live.tables.get(table_id) or await load_table(live, table_id)
         status = live.table_status(table)
         players = live.players_at(table)
         if not any(p.id == user.id for p in players):

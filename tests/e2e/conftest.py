@@ -2,7 +2,8 @@
 
 - `server`: the whole application served by uvicorn on a free port (port 0) in a thread of its
   own, on a migrated SQLite database in `tmp_path` and the in-process broker (`.url`,
-  `.database_url`); `server_url` is its URL.
+  `.database_url`); `server_url` is its URL. `running_server(directory, **settings)` starts one
+  with other settings.
 - `browser`: headless Chromium from `CHROMIUM_PATH` (default `/usr/bin/chromium`). Playwright
   gives every launch a fresh temporary profile, and every `new_context()` is as isolated as a
   separate browser: one context per person in a test. Skipped, with the reason, only when the
@@ -15,8 +16,10 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -62,11 +65,12 @@ class LiveServer:
     database_url: str
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[LiveServer]:
-    database_url = f"sqlite+aiosqlite:///{tmp_path / 'e2e.db'}"
+@contextmanager
+def running_server(directory: Path, **settings: Any) -> Iterator[LiveServer]:
+    """Serve the app on a fresh database in `directory`, with `settings` overriding defaults."""
+    database_url = f"sqlite+aiosqlite:///{directory / 'e2e.db'}"
     in_thread(upgrade, database_url)
-    app = create_app(make_settings(database_url=database_url))
+    app = create_app(make_settings(database_url=database_url, **settings))
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, log_level="warning", ws_per_message_deflate=False
     )
@@ -84,6 +88,12 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
     finally:
         uvicorn_server.should_exit = True
         thread.join(timeout=SERVER_START_TIMEOUT_S)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    with running_server(tmp_path) as live_server:
+        yield live_server
 
 
 @pytest.fixture

@@ -1,14 +1,16 @@
-"""What players do at a table besides moving: draw offers, rematches, resigning, aborting; private
-tables joined by their link."""
+"""What players do at a table besides moving: draw offers, rematches, resigning, aborting, claiming
+a win from an absent opponent; private tables joined by their link."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.people import arrive, expect_moves, open_table, register, square
+from tests.e2e.conftest import running_server
+from tests.e2e.people import Cable, arrive, expect_moves, open_table, register, square
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -115,3 +117,30 @@ def test_a_private_table_is_joined_by_its_link_and_a_guest_may_play(
     for person in people:
         assert person.errors == []
         person.context.close()
+
+
+def test_the_win_is_claimed_from_a_player_who_stays_away(browser: Browser, tmp_path: Path) -> None:
+    with running_server(tmp_path, disconnect_grace_seconds=1.0) as server:
+        ben_cable = Cable()
+        people = [arrive(browser, server.url), arrive(browser, server.url, cable=ben_cable)]
+        ann, ben = (person.page for person in people)
+        register(ann, "ann")
+        register(ben, "ben")
+        table_id = open_table(ann, "english-casual", colour="black", clock=None)
+        ben.get_by_role("button", name=f"Sit at table {table_id}").click()
+        expect(square(ann, 11)).to_have_class(re.compile("movable"))
+        square(ann, 11).click()
+        square(ann, 15).click()
+        expect_moves(ben, ["11-15"])
+
+        # Ben's connection drops and stays down: Ann sees it, then may claim once the grace
+        # period is over.
+        ben_cable.cut()
+        expect(ben.locator(".conn")).to_have_text("Reconnecting…")
+        expect(ann.locator(".player-bar.top")).to_contain_text("(disconnected)")
+        ann.get_by_role("button", name="Claim the win").click()
+        expect(ann.locator(".game-over")).to_have_text("Black wins: White left the game.")
+
+        for person in people:
+            assert person.errors == []
+            person.context.close()

@@ -3,6 +3,8 @@ connected to a different one, and every move and ending reaches both, once."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
@@ -15,7 +17,9 @@ from tests.support.ws import guest, start_game
 
 @pytest.fixture
 async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
-    settings = make_settings(database_url=db_url, redis_url=private_redis.url)
+    settings = make_settings(
+        database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=0.5
+    )
     async with AsyncExitStack() as stack:
         yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
 
@@ -46,3 +50,20 @@ async def test_a_flag_falls_once_across_servers(two_servers: list[Served]) -> No
             await client.send(type="ping")
             await client.expect("pong")
             assert sum(m["type"] == "game_ended" for m in client.seen) == 1
+
+
+async def test_offers_and_absences_cross_servers(two_servers: list[Served]) -> None:
+    one, two = two_servers
+    async with guest(one.url) as a:
+        async with guest(two.url) as b:
+            match = await start_game(a, b)
+            await b.send(type="draw_offer", game=match.id)
+            await a.expect("draw_offered")
+            await a.send(type="draw_decline", game=match.id)
+            await b.expect("draw_declined")
+            await match.play("11-15")
+        away = await a.expect("player_away")  # b's server saw b go
+        await asyncio.sleep(max(0.0, away["claim_after"] / 1000 - time.time()) + 0.05)
+        await a.send(type="claim_win", game=match.id)
+        ended = await a.expect("game_ended")
+        assert (ended["result"], ended["termination"]) == ("1-0", "abandoned")

@@ -10,6 +10,13 @@ export class ApiError extends Error {
   }
 }
 
+let unauthorized = () => {};
+
+/** Call `fn` when the server refuses the stored token (it expired or was revoked). */
+export function onUnauthorized(fn) {
+  unauthorized = fn;
+}
+
 export function getToken() {
   return localStorage.getItem(TOKEN_KEY);
 }
@@ -52,7 +59,10 @@ export async function request(method, path, body) {
   if (!response.ok) {
     const code = (data && data.error) || "error";
     const message = (data && data.message) || `${response.status} ${response.statusText}`;
-    if (response.status === 401 && token) setToken(null);
+    if (response.status === 401 && token) {
+      setToken(null);
+      unauthorized();
+    }
     throw new ApiError(response.status, code, message);
   }
   return data;

@@ -152,7 +152,7 @@ export function gameClockText(game) {
   return game.clock ? formatTimeControl(game.clock.base_s, game.clock.increment_s) : "untimed";
 }
 
-export function playerLink(name) {
+function playerLink(name) {
   return name ? h("a", { href: `#/players/${encodeURIComponent(name)}`, text: name }) : "?";
 }
 

@@ -2,7 +2,7 @@
 // Everything shown comes from the table's snapshot and events (see docs/protocol.md).
 
 import { Board, CAPTURE_NOTICE } from "./board.js";
-import { formatClock, h, mount, setTitle, toast } from "./dom.js";
+import { formatClock, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
 import { renderMoveList } from "./movelist.js";
 import { colorName, describeOutcome, parseFen, variantName } from "./notation.js";
@@ -197,6 +197,7 @@ export function render(main, params, search) {
         table = message.state;
         break;
       case "game_started":
+        if (game && game.id === message.game.id) return; // the snapshot already had it
         setGame(message.game);
         if (table) Object.assign(table, { status: "playing", game: message.game.id, rematch: [] });
         errorBox.textContent = "";
@@ -277,8 +278,9 @@ export function render(main, params, search) {
   }
 
   function applyMove(message) {
-    if (!game || message.game !== game.id) return;
-    if (message.ply !== game.ply + 1) {
+    // A snapshot may already hold this move; a gap means events were lost: resync.
+    if (!game || message.game !== game.id || message.ply <= game.ply) return;
+    if (message.ply > game.ply + 1) {
       live.refreshTable(tableId);
       return;
     }
@@ -352,6 +354,7 @@ export function render(main, params, search) {
 
   function draw() {
     chatForm.hidden = !me();
+    chatInput.maxLength = live.limits.chat_max_length || 300;
     chatSignIn.hidden = Boolean(me());
     drawHeader();
     drawBoard();
@@ -378,7 +381,9 @@ export function render(main, params, search) {
     const yourMove = game && game.status === "playing" && colour && game.turn === colour;
     setTitle(`${yourMove ? "Your move · " : ""}Table ${tableId}`);
     if (!table) return;
-    const clock = table.clock ? `${table.clock.base / 60}+${table.clock.increment}` : "untimed";
+    const clock = table.clock
+      ? formatTimeControl(table.clock.base, table.clock.increment)
+      : "untimed";
     title.textContent = `Table ${table.id}`;
     const bits = [variantName(table.variant), clock];
     if (table.private) bits.push("private");
@@ -568,7 +573,12 @@ export function render(main, params, search) {
           ),
         );
       }
-      if (game.away && game.away[opponent] && game.claim_after && live.serverNow() >= game.claim_after) {
+      if (
+        game.away &&
+        game.away[opponent] &&
+        game.claim_after &&
+        live.serverNow() >= game.claim_after
+      ) {
         buttons.push(
           button("Claim the win", () => act({ type: "claim_win", game: game.id }), "primary"),
         );

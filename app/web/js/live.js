@@ -18,6 +18,7 @@ class Live {
     this.user = null;
     this.playing = []; // [{table, game}] where this user has a game in progress
     this.clockOffset = 0; // server clock minus ours, from `welcome`
+    this.limits = {}; // the server's limits, from `welcome` (chat_max_length…)
     this.listeners = new Map(); // type -> Set(fn); "*" gets everything
     this.stateListeners = new Set();
     this.tables = new Map(); // table id -> {v, epoch, invite, handler}
@@ -98,6 +99,7 @@ class Live {
     if (message.type === "welcome") {
       this.user = message.user;
       this.playing = message.playing || [];
+      this.limits = message.limits || {};
       if (typeof message.server_time === "number")
         this.clockOffset = message.server_time - Date.now();
       this.attempt = 0;
@@ -289,7 +291,7 @@ export function connectionBadge() {
 }
 
 /** Words for the connection state, shown next to the board and the lobby. */
-export function describeConnection(state) {
+function describeConnection(state) {
   return (
     {
       idle: "Offline",

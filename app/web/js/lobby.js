@@ -254,6 +254,12 @@ export function render(main, params) {
         ),
       ),
     );
+    const syncClock = () => {
+      base.disabled = !timed.checked;
+      increment.disabled = !timed.checked;
+    };
+    timed.addEventListener("change", syncClock);
+    syncClock();
     document.body.append(dialog);
     dialog.showModal();
     variant.focus();

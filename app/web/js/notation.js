@@ -16,12 +16,6 @@ export function rowColToSquare(row, col) {
   return row * 4 + Math.floor(col / 2) + 1;
 }
 
-/** Chess-style name of a square: 1 → "b8", 32 → "g1". */
-export function squareName(square) {
-  const { row, col } = squareToRowCol(square);
-  return `${FILES[col]}${8 - row}`;
-}
-
 /**
  * Read a PDN FEN (`B:W18,24,K27:B12,16`; ranges such as `21-32` and a trailing `.` accepted)
  * into `{turn, pieces}` where pieces maps square → {color, king}.
@@ -63,7 +57,7 @@ export function movePath(text) {
     .filter((n) => Number.isInteger(n) && n > 0);
 }
 
-export const VARIANT_NAMES = {
+const VARIANT_NAMES = {
   english: "English draughts",
   pool: "American pool checkers",
 };
@@ -79,7 +73,7 @@ export function colorName(color) {
 }
 
 /** Who won, from a PDN result: "1-0" is a Black win (Black moves first). */
-export function winnerFromResult(result) {
+function winnerFromResult(result) {
   if (result === "1-0") return "black";
   if (result === "0-1") return "white";
   return null;

@@ -1,6 +1,6 @@
 // Who is signed in: the account bar, and the sign-in / register / guest dialog.
 
-import { ApiError, api, getToken, setToken } from "./api.js";
+import { api, getToken, onUnauthorized, setToken } from "./api.js";
 import { h, mount, toast } from "./dom.js";
 
 const listeners = new Set();
@@ -12,10 +12,9 @@ export const session = {
   async load() {
     if (!getToken()) return this.set(null);
     try {
-      this.set(userOf(await api.get("/api/auth/me")));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 401) setToken(null);
-      this.set(null);
+      this.set(await api.get("/api/auth/me"));
+    } catch {
+      this.set(null); // a refused token is dropped by the API client
     }
   },
 
@@ -28,6 +27,7 @@ export const session = {
   /** Call `fn(user)` now and on every change; returns an unsubscribe function. */
   subscribe(fn) {
     listeners.add(fn);
+    fn(this.user);
     return () => listeners.delete(fn);
   },
 
@@ -37,12 +37,9 @@ export const session = {
       register: "/api/auth/register",
       guest: "/api/auth/guest",
     }[kind];
-    const body = kind === "guest" ? (name ? { name } : {}) : { name, password };
-    const data = await api.post(path, body);
-    setToken(data.token || data.access_token);
-    if (data.user) this.set(userOf(data.user));
-    else await this.load();
-    return this.user;
+    const data = await api.post(path, kind === "guest" ? {} : { name, password });
+    setToken(data.access_token);
+    return this.set(data.user);
   },
 
   async signOut() {
@@ -56,10 +53,7 @@ export const session = {
   },
 };
 
-/** The `/api/auth/me` body may wrap the user or be the user. */
-function userOf(data) {
-  return data && data.user ? data.user : data;
-}
+onUnauthorized(() => session.user && session.set(null));
 
 /** Make sure someone is signed in; opens the dialog and resolves with the user, or null. */
 export function requireUser(reason) {
