@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     # Live play
     disconnect_grace_seconds: float = 60.0
     ws_max_message_bytes: int = 4096
+    ws_messages_per_second: float = 20.0  # per connection; bursts of twice as many
     chat_max_length: int = 300
 
     @property

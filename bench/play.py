@@ -6,8 +6,8 @@
 
 Without `--url` it creates the database `checkers_bench_live` (dropping an old one), migrates
 it, adds an unlisted room `bench` whose table limit allows every table of the loads, and runs
-`checkers serve` (uvloop, no compression) in a process of its own; the bots run in this
-process. Two loads:
+`checkers serve` (uvloop, no compression, the per-connection message limit raised: it is set
+for people) in a process of its own; the bots run in this process. Two loads:
 
 - saturation: GAMES games whose bots move as soon as the server has answered;
 - paced: PACED_GAMES concurrent games, each side thinking about a second per move.
@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,6 +177,13 @@ class Bot:
         self.table: int | None = None
         self.sent_at: float | None = None
         self.last: dict[str, Any] = {}  # the last message sent
+        self.jobs: set[asyncio.Task[None]] = set()
+
+    def later(self, job: Coroutine[Any, Any, None]) -> None:
+        """Run `job` without waiting for it, keeping it referenced until it is done."""
+        task = asyncio.create_task(job)
+        self.jobs.add(task)
+        task.add_done_callback(self.jobs.discard)
 
     async def move(self, ply: int, legal: list[str]) -> None:
         if self.pace is not None:
@@ -209,13 +216,13 @@ class Bot:
                         self.stats.round_trips.append(now - self.sent_at)
                     self.sent_at = None
                 if not mine and event["legal_moves"]:
-                    asyncio.create_task(self.move(event["ply"], event["legal_moves"]))
+                    self.later(self.move(event["ply"], event["legal_moves"]))
             elif kind == "game_started":
                 game = event["game"]
                 self.game = game["id"]
                 self.colour = "black" if game["black"]["id"] == self.user_id else "white"
                 if game["turn"] == self.colour:
-                    asyncio.create_task(self.move(game["ply"], game["legal_moves"]))
+                    self.later(self.move(game["ply"], game["legal_moves"]))
             elif kind == "game_ended":
                 self.stats.games += self.colour == "black"
                 if time.perf_counter() < self.stats.stop_at:
@@ -223,7 +230,7 @@ class Bot:
             elif kind == "error":
                 self.stats.errors[event["code"]] += 1
                 if event["code"] == "rate_limited":
-                    asyncio.create_task(self.retry())
+                    self.later(self.retry())
             if time.perf_counter() >= self.stats.stop_at + 1:
                 return
 
@@ -326,6 +333,8 @@ async def servers(args: argparse.Namespace) -> AsyncIterator[tuple[str, str, Cpu
         "ENVIRONMENT": "development",
         "LOG_LEVEL": "warning",
         "PYTHONPATH": str(ROOT),
+        # Bots answer within a millisecond; the per-connection limit is set for people.
+        "WS_MESSAGES_PER_SECOND": "1000",
     }
     env.pop("REDIS_URL", None)
     migrate = [sys.executable, "-m", "app.cli", "migrate"]

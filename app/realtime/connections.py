@@ -40,8 +40,6 @@ logger = logging.getLogger(__name__)
 
 SEND_QUEUE_FRAMES = 256
 EVENTS_KEPT = 200
-MESSAGES_PER_SECOND = 20.0
-MESSAGE_BURST = 40.0
 CHAT_PER_SECOND = 0.5
 CHAT_BURST = 5.0
 FLOOD_LIMIT = 200
@@ -53,7 +51,6 @@ CLOSE_NORMAL = 1000
 CLOSE_UNSUPPORTED = 1003
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
-CLOSE_ERROR = 1011
 
 
 class ConnectionState(enum.Enum):
@@ -92,13 +89,15 @@ class _Close:
 class Connection:
     """One client socket: who it is, what it watches, and its outgoing queue."""
 
-    def __init__(self, websocket: WebSocket, user: PlayerRef | None) -> None:
+    def __init__(
+        self, websocket: WebSocket, user: PlayerRef | None, messages_per_second: float
+    ) -> None:
         self.websocket = websocket
         self.user = user
         self.state = ConnectionState.OPEN
         self.tables: set[int] = set()
         self.lobby = False
-        self.messages = TokenBucket(MESSAGES_PER_SECOND, MESSAGE_BURST)
+        self.messages = TokenBucket(messages_per_second, 2 * messages_per_second)
         self.chats = TokenBucket(CHAT_PER_SECOND, CHAT_BURST)
         self.dropped = 0
         self._queue: asyncio.Queue[str | _Close] = asyncio.Queue(SEND_QUEUE_FRAMES + 1)
@@ -257,7 +256,7 @@ class Hub:
         WS_CONNECTIONS.dec()
         self.lobby.discard(conn)
         for table_id in tuple(conn.tables):
-            self._unwatch(conn, table_id)
+            self.unwatch(conn, table_id)
         user = conn.user
         if user is None:
             return
@@ -308,7 +307,7 @@ class Hub:
                     else:  # events were lost while resubscribing: start everyone afresh
                         feed.events.clear()
                         for conn in tuple(feed.watchers):
-                            asyncio.create_task(self._resend(conn, feed))
+                            self.live.spawn(self._resend(conn, feed))
                     async for text in sub:
                         await self._table_event(feed, text)
                     return
@@ -376,9 +375,6 @@ class Hub:
         conn.tables.add(feed.table_id)
 
     def unwatch(self, conn: Connection, table_id: int) -> None:
-        self._unwatch(conn, table_id)
-
-    def _unwatch(self, conn: Connection, table_id: int) -> None:
         conn.tables.discard(table_id)
         feed = self.feeds.get(table_id)
         if feed is not None:
@@ -441,7 +437,7 @@ class Hub:
         for tid in affected:
             for conn in conns:
                 if tid in conn.tables:
-                    self._unwatch(conn, tid)
+                    self.unwatch(conn, tid)
                     conn.send({"type": "kicked", "table": tid, "reason": reason})
             with contextlib.suppress(PlayError):
                 await tables.leave(self.live, PlayerRef(user_id, ""), tid)

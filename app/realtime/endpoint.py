@@ -7,6 +7,7 @@ and table events go out through the connection's send queue (see `connections`).
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import logging
 import time
@@ -26,8 +27,6 @@ from app.realtime.connections import (
     CLOSE_TOO_BIG,
     CLOSE_UNSUPPORTED,
     FLOOD_LIMIT,
-    MESSAGE_BURST,
-    MESSAGES_PER_SECOND,
     Connection,
     Hub,
 )
@@ -50,9 +49,14 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     if recovered:
         logger.info("recovered %d games in progress", recovered)
     app.state.live, app.state.hub = live, hub
+    # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
+    # the garbage collector's full passes, whose pauses delay every move in flight (measured in
+    # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
+    gc.freeze()
     try:
         yield
     finally:
+        gc.unfreeze()
         await hub.stop()
         await live.stop()
 
@@ -79,7 +83,8 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
         )
         await websocket.close(CLOSE_POLICY, message)
         return
-    conn = Connection(websocket, PlayerRef(user.id, user.name) if user is not None else None)
+    player = PlayerRef(user.id, user.name) if user is not None else None
+    conn = Connection(websocket, player, settings.ws_messages_per_second)
     try:
         playing = await hub.connect(conn)
         conn.send(
@@ -95,8 +100,8 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
                 "limits": {
                     "max_message_bytes": settings.ws_max_message_bytes,
                     "chat_max_length": settings.chat_max_length,
-                    "messages_per_second": MESSAGES_PER_SECOND,
-                    "burst": MESSAGE_BURST,
+                    "messages_per_second": settings.ws_messages_per_second,
+                    "burst": conn.messages.burst,
                 },
             }
         )
@@ -137,7 +142,8 @@ async def _handle(hub: Hub, conn: Connection, text: str) -> None:
         if conn.dropped >= FLOOD_LIMIT:
             conn.close(CLOSE_POLICY, "too many messages")
         else:
-            conn.error("rate_limited", f"at most {MESSAGES_PER_SECOND:.0f} messages per second")
+            rate = conn.messages.rate
+            conn.error("rate_limited", f"at most {rate:g} messages per second")
         return
     try:
         message = p.parse(text)

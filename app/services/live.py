@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import weakref
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.broker import Broker
+from app.broker import Broker, BrokerUnavailable
 from app.config import Settings
 from app.db.engine import Database
 from app.rules import Color, Game
 from app.services.clocks import GameClock
 from app.services.commits import MoveWriter
+
+logger = logging.getLogger(__name__)
 
 LOBBY_CHANNEL = "lobby"
 CONTROL_CHANNEL = "control"
@@ -76,9 +80,6 @@ class LiveGame:
         if user_id == self.white.id:
             return Color.WHITE
         return None
-
-    def player(self, colour: Color) -> PlayerRef:
-        return self.black if colour is Color.BLACK else self.white
 
     @property
     def first_turn(self) -> Color:
@@ -159,14 +160,20 @@ class LivePlay:
             lock = self.game_locks[game_id] = asyncio.Lock()
         return lock
 
-    def spawn(self, coro: Any) -> None:
-        """Run a background job (a clock flag) and keep a reference until it ends."""
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run a background job (a flag falling, a snapshot resent) and keep a reference to it
+        until it ends (the event loop keeps only weak ones)."""
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def publish(self, channel: str, event: dict[str, Any]) -> None:
-        await self.broker.publish(channel, dumps(event))
+        """Announce an event that is already stored (or needs no storing). If the broker is down
+        the change stands and is only not announced: clients catch up when they resync."""
+        try:
+            await self.broker.publish(channel, dumps(event))
+        except BrokerUnavailable as exc:
+            logger.warning("cannot announce %s on %s: %s", event.get("type"), channel, exc)
 
     def players_at(self, table: TableInfo) -> list[PlayerRef]:
         live = self.games.get(table.game_id) if table.game_id is not None else None
