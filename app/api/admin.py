@@ -19,6 +19,7 @@ from app import __version__
 from app.api.deps import AdminUser, SessionDep, get_admin_user
 from app.api.errors import ApiError, ErrorBody
 from app.api.health import broker_ok, database_ok
+from app.api.params import MAX_ID, NAME_PATTERN
 from app.api.schemas.admin import (
     AdjudicateRequest,
     AuditEntryOut,
@@ -67,10 +68,10 @@ REFUSED: dict[int | str, dict[str, Any]] = {
     **NOT_FOUND,
 }
 
-RoomId = Annotated[int, Path(ge=1, description="Room id.")]
-TableId = Annotated[int, Path(ge=1, description="Table id.")]
-GameId = Annotated[int, Path(ge=1, description="Game id.")]
-UserId = Annotated[int, Path(ge=1, description="User id.")]
+RoomId = Annotated[int, Path(ge=1, le=MAX_ID, description="Room id.")]
+TableId = Annotated[int, Path(ge=1, le=MAX_ID, description="Table id.")]
+GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="Game id.")]
+UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="User id.")]
 
 
 def get_live(request: Request) -> LivePlay:
@@ -116,15 +117,7 @@ def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryOut:
     )
 
 
-def _spectators(hub: Hub, table: dict[str, Any]) -> int:
-    feed = hub.feeds.get(table["id"])
-    if feed is None:
-        return 0
-    seated = {player["id"] for player in table["players"]}
-    return sum(1 for conn in feed.watchers if conn.user_id not in seated)
-
-
-def _room(room: Room, tables: list[dict[str, Any]], hub: Hub) -> RoomOut:
+def _room(room: Room, tables: list[dict[str, Any]]) -> RoomOut:
     clock = None
     if room.clock_base_s is not None:
         clock = {"base": room.clock_base_s, "increment": room.clock_increment_s}
@@ -142,7 +135,7 @@ def _room(room: Room, tables: list[dict[str, Any]], hub: Hub) -> RoomOut:
             "closed_at": room.closed_at,
             "tables": len(tables),
             "players": len({p["id"] for t in tables for p in t["players"]}),
-            "spectators": sum(_spectators(hub, t) for t in tables),
+            "spectators": sum(t["spectators"] for t in tables),
         }
     )
 
@@ -151,10 +144,10 @@ def _room(room: Room, tables: list[dict[str, Any]], hub: Hub) -> RoomOut:
 
 
 @router.get("/rooms", response_model=RoomsList)
-async def list_rooms(session: SessionDep, live: LiveDep, hub: HubDep) -> RoomsList:
+async def list_rooms(session: SessionDep, live: LiveDep) -> RoomsList:
     """Every room, hidden and closed ones too, with its open tables, players and spectators."""
     states = await admin.list_rooms(session, live)
-    rooms = [_room(state.room, state.tables, hub) for state in states]
+    rooms = [_room(state.room, state.tables) for state in states]
     return RoomsList(data=rooms, count=len(rooms))
 
 
@@ -164,9 +157,7 @@ async def list_rooms(session: SessionDep, live: LiveDep, hub: HubDep) -> RoomsLi
     response_model=RoomOut,
     responses=REFUSED,
 )
-async def create_room(
-    body: RoomCreate, session: SessionDep, actor: AdminUser, hub: HubDep
-) -> RoomOut:
+async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -> RoomOut:
     """Create a room; if `listed`, lobby snapshots show it from now on."""
     settings = RoomSettings(
         name=body.name,
@@ -179,7 +170,7 @@ async def create_room(
     )
     with admin_errors():
         room = await admin.create_room(session, actor, body.slug, settings, body.reason)
-    return _room(room, [], hub)
+    return _room(room, [])
 
 
 @router.patch("/rooms/{room_id}", response_model=RoomOut, responses=NOT_FOUND)
@@ -188,7 +179,6 @@ async def update_room(
     body: RoomUpdate,
     session: SessionDep,
     live: LiveDep,
-    hub: HubDep,
     actor: AdminUser,
 ) -> RoomOut:
     """Rename or configure a room: only the fields sent change, for tables opened from now on.
@@ -213,7 +203,7 @@ async def update_room(
     with admin_errors():
         room = await admin.update_room(session, actor, room_id, changes, body.reason)
         tables = await admin.live_tables(session, live, room.id)
-    return _room(room, tables, hub)
+    return _room(room, tables)
 
 
 @router.post("/rooms/{room_id}/close", response_model=AuditEntryOut, responses=REFUSED)
@@ -235,13 +225,14 @@ async def close_room(
 async def list_tables(
     session: SessionDep,
     live: LiveDep,
-    hub: HubDep,
-    room: Annotated[int | None, Query(ge=1, description="Only this room's tables.")] = None,
+    room: Annotated[
+        int | None, Query(ge=1, le=MAX_ID, description="Only this room's tables.")
+    ] = None,
 ) -> TablesList:
     """Tables not closed, private ones included (with their invite code), oldest first."""
     with admin_errors():
         found = await admin.live_tables(session, live, room)
-    data = [TableOut.model_validate(t | {"spectators": _spectators(hub, t)}) for t in found]
+    data = [TableOut.model_validate(t) for t in found]
     return TablesList(data=data, count=len(data))
 
 
@@ -284,12 +275,14 @@ async def abort_game(
 async def list_users(
     session: SessionDep,
     hub: HubDep,
-    q: Annotated[str | None, Query(max_length=64, description="Part of the name.")] = None,
+    q: Annotated[
+        str | None, Query(max_length=64, pattern=NAME_PATTERN, description="Part of the name.")
+    ] = None,
     kind: Annotated[Literal["registered", "guest", "imported"] | None, Query()] = None,
     role: Annotated[Literal["player", "admin"] | None, Query()] = None,
     banned: Annotated[bool | None, Query(description="Only banned (or not banned) users.")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
 ) -> UsersPage:
     """Users by name (a part of it, any case), with their state; `count` counts every match."""
     flt = UserFilter(name=q, kind=kind, role=role, banned=banned)
@@ -363,7 +356,10 @@ def _utc(moment: datetime | None) -> datetime | None:
     taken as UTC."""
     if moment is None or moment.tzinfo is None:
         return None if moment is None else moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first UTC moment
+        raise ApiError(422, "bad_request", f"{moment.isoformat()} is out of range") from None
 
 
 @router.get(
@@ -373,13 +369,20 @@ def _utc(moment: datetime | None) -> datetime | None:
 )
 async def audit_log(
     session: SessionDep,
-    actor: Annotated[str | None, Query(max_length=64, description="Administrator's name.")] = None,
+    actor: Annotated[
+        str | None,
+        Query(max_length=64, pattern=NAME_PATTERN, description="Administrator's name."),
+    ] = None,
     action: Annotated[
         str | None,
-        Query(max_length=40, description="An action (`user.ban`) or a family (`user.`)."),
+        Query(
+            max_length=40,
+            pattern=NAME_PATTERN,
+            description="An action (`user.ban`) or a family (`user.`).",
+        ),
     ] = None,
     target_type: Annotated[Literal["room", "table", "game", "user"] | None, Query()] = None,
-    target_id: Annotated[str | None, Query(max_length=64)] = None,
+    target_id: Annotated[str | None, Query(max_length=64, pattern=NAME_PATTERN)] = None,
     since: Annotated[datetime | None, Query(description="At or after (ISO 8601).")] = None,
     until: Annotated[datetime | None, Query(description="Before (ISO 8601).")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,

@@ -1,8 +1,9 @@
 """One JSON error shape for the whole REST face: `{"error": CODE, "message": TEXT}`.
 
 Routes raise `ApiError(status, code, message)`; `install_error_handlers` renders it, FastAPI's
-validation errors (as 422 `bad_request` with `details`) and plain HTTP errors the same way, so a
-client never sees a bare `{"detail": ...}` or an HTML 500 page.
+validation errors (as 422 `bad_request` with `details`), plain HTTP errors and unexpected
+failures (500 `server_error`) the same way, so a client never sees a bare `{"detail": ...}` or a
+plain-text 500 page.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ def install_error_handlers(app: FastAPI) -> None:
         first = details[0] if details else {"loc": [], "msg": "invalid request"}
         where = ".".join(str(p) for p in first["loc"])
         return error_response(422, "bad_request", f"{where}: {first['msg']}", details)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+        # A bug, not a bad request: the server still logs it with its traceback.
+        return error_response(500, "server_error", "the server failed to handle this request")
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -12,6 +12,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from app.api.deps import SessionDep
 from app.api.errors import ApiError, ErrorBody
+from app.api.params import MAX_ID, NAME_PATTERN
 from app.api.schemas.archive import (
     GameOut,
     GamesPage,
@@ -32,9 +33,6 @@ NDJSON_MEDIA_TYPE = "application/x-ndjson"
 _NDJSON_TYPES = {NDJSON_MEDIA_TYPE, "application/ndjson", "application/jsonl"}
 _PDN_TYPES = {PDN_MEDIA_TYPE, "text/plain", "text/*", "application/*", "*/*"}
 EXPORT_CHUNK_CHARS = 64 * 1024
-MAX_ID = 2**63 - 1  # ids are BIGINT
-# Names and slugs: anything printable (imported names hold spaces, commas, accents).
-NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 
 ERRORS: dict[int | str, dict[str, object]] = {
     400: {"model": ErrorBody, "description": "Bad cursor, or filters that do not fit together."},

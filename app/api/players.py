@@ -10,7 +10,6 @@ from fastapi import APIRouter, Depends, Path
 from app.api.deps import SessionDep
 from app.api.games import (
     ERRORS,
-    NAME_PATTERN,
     CountQuery,
     CursorQuery,
     LimitQuery,
@@ -19,6 +18,7 @@ from app.api.games import (
     games_page,
     raise_api_error,
 )
+from app.api.params import NAME_PATTERN
 from app.api.schemas.archive import GamesPage, PlayerOut
 from app.services import archive
 from app.services.archive import ArchiveError, GameFilter

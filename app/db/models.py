@@ -38,6 +38,8 @@ class Base(DeclarativeBase):
 
 # Integer primary keys that are BIGINT on Postgres and INTEGER (rowid alias) on SQLite.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
+# The largest id either holds: the faces refuse bigger ones, which no database can even look up.
+MAX_ID = 2**63 - 1
 
 
 class User(Base):

@@ -3,8 +3,9 @@
 Each connection has a bounded send queue drained by its own writer task: a client that stops
 reading is closed (1008) instead of being buffered without end. The hub subscribes to a table's
 broker channel while someone here watches it, numbers the table's events (its version), keeps
-the last ones for clients that reconnect, and forwards them; it also serves the lobby channel and
-acts on the administrators' `control` channel.
+the last ones for clients that reconnect, and forwards them; it also serves the lobby channel
+(adding how many people watch each table here), acts on the `control` channel, and keeps a
+player who went offline seated for the grace period.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from app.services.live import (
     LivePlay,
     PlayerRef,
     PlayError,
+    TableInfo,
     dumps,
     table_channel,
 )
@@ -46,11 +48,13 @@ FLOOD_LIMIT = 200
 MAX_WATCHED_TABLES = 50
 CLOSE_WAIT_SECONDS = 2.0
 FEED_LINGER_SECONDS = 120.0  # keep numbering a table's events for clients that come back
+SPECTATORS_EVERY_SECONDS = 1.0  # at most one spectator-count update per table to the lobby
 
 CLOSE_NORMAL = 1000
 CLOSE_UNSUPPORTED = 1003
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
+CLOSE_SERVER_ERROR = 1011
 
 
 class ConnectionState(enum.Enum):
@@ -174,6 +178,14 @@ class TableFeed:
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
         self.linger: asyncio.TimerHandle | None = None
+        # The table as the lobby last heard of it from here (None: not since the feed began),
+        # whether it left the lobby, the spectator count the lobby was given, when, and a
+        # pending update of that count.
+        self.summary: dict[str, Any] | None = None
+        self.unlisted = False
+        self.spectators_shown = 0
+        self.spectators_at = -SPECTATORS_EVERY_SECONDS
+        self.spectators_timer: asyncio.TimerHandle | None = None
 
     def missed(self, since: int) -> list[str] | None:
         """The events after version `since`, or None if they are not all kept."""
@@ -198,6 +210,10 @@ class Hub:
         self.lobby: set[Connection] = set()
         self.connections: set[Connection] = set()
         self._tasks: list[asyncio.Task[None]] = []
+        # Users who went offline, seated still, until the grace period ends or they come back.
+        self._unseating: dict[int, tuple[PlayerRef, asyncio.TimerHandle]] = {}
+        self._stopping = False
+        live.count_spectators = self.count_spectators
 
     async def start(self) -> None:
         for channel, handler in (
@@ -209,11 +225,19 @@ class Hub:
             await ready
 
     async def stop(self) -> None:
+        self._stopping = True
         for conn in tuple(self.connections):
             conn.close(CLOSE_NORMAL, "the server is shutting down")
         for feed in self.feeds.values():
             if feed.linger is not None:
                 feed.linger.cancel()
+            if feed.spectators_timer is not None:
+                feed.spectators_timer.cancel()
+        # Nobody will be here to wait for them: seats kept for absent players go now.
+        pending, self._unseating = self._unseating, {}
+        for user, timer in pending.values():
+            timer.cancel()
+            await self._unseat(user)
         tasks = self._tasks + [f.task for f in self.feeds.values() if f.task is not None]
         for task in tasks:
             task.cancel()
@@ -246,6 +270,9 @@ class Hub:
         self.users.setdefault(conn.user.id, set()).add(conn)
         playing = await games.playing_for(self.live, conn.user.id)
         if first:
+            self._keep_seats(conn.user.id)
+            # The user may have gone offline from another server process: tell it too.
+            await self.live.publish(CONTROL_CHANNEL, {"type": "back", "user_id": conn.user.id})
             for entry in playing:
                 await games.player_back(self.live, conn.user.id, entry["game"])
         return playing
@@ -268,6 +295,36 @@ class Hub:
             del self.users[user.id]
         for entry in await games.playing_for(self.live, user.id):
             await games.player_away(self.live, user.id, entry["game"])
+        if self._stopping:
+            await tables.leave_waiting(self.live, user)
+            return
+        self._keep_seats(user.id)
+        timer = asyncio.get_running_loop().call_later(
+            self.live.settings.disconnect_grace_seconds, self._grace_over, user.id
+        )
+        self._unseating[user.id] = (user, timer)
+        # Another server process where the user is still connected answers `back`.
+        await self.live.publish(CONTROL_CHANNEL, {"type": "gone", "user_id": user.id})
+
+    def _keep_seats(self, user_id: int) -> None:
+        """The user is back: the seats kept for them stay theirs."""
+        pending = self._unseating.pop(user_id, None)
+        if pending is not None:
+            pending[1].cancel()
+
+    def _grace_over(self, user_id: int) -> None:
+        pending = self._unseating.pop(user_id, None)
+        if pending is not None:
+            self.live.spawn(self._unseat(pending[0]))
+
+    async def _unseat(self, user: PlayerRef) -> None:
+        """The grace period of a user who went offline is over: they stand up from the tables
+        where they wait for an opponent or where their game has ended, and a game that started
+        meanwhile at their table counts them as away."""
+        if user.id in self.users:
+            return
+        for entry in await games.playing_for(self.live, user.id):
+            await games.player_away(self.live, user.id, entry["game"])
         await tables.leave_waiting(self.live, user)
 
     # --- lobby ---------------------------------------------------------------------------
@@ -282,8 +339,85 @@ class Hub:
         conn.lobby = False
 
     async def _lobby_event(self, text: str) -> None:
+        if text.startswith('{"type":"lobby_table",'):
+            text = self._with_spectators(text)
+        elif text.startswith('{"type":"lobby_table_removed",'):
+            feed = self.feeds.get(json.loads(text)["table"])
+            if feed is not None:
+                feed.summary, feed.unlisted = None, True
+        self._to_lobby(text)
+
+    def _to_lobby(self, text: str) -> None:
         for conn in tuple(self.lobby):
             conn.send_text(text)
+
+    def _with_spectators(self, text: str) -> str:
+        """A table's lobby update with the spectators counted here (it may come from another
+        server process, which counts its own)."""
+        event = json.loads(text)
+        summary = event["table"]
+        feed = self.feeds.get(summary["id"])
+        count = 0
+        if feed is not None:
+            count = self._spectators(feed, {p["id"] for p in summary["players"]})
+            feed.summary, feed.unlisted = summary, False
+            feed.spectators_shown, feed.spectators_at = count, time.monotonic()
+        if summary.get("spectators") == count:
+            return text
+        summary["spectators"] = count
+        return dumps(event)
+
+    # --- spectators ----------------------------------------------------------------------
+
+    @staticmethod
+    def _spectators(feed: TableFeed, seated: set[int]) -> int:
+        """People here following the table without a seat: each signed-in user once (however
+        many tabs), each anonymous connection."""
+        users: set[int] = set()
+        anonymous = 0
+        for conn in feed.watchers:
+            if conn.user is None:
+                anonymous += 1
+            elif conn.user.id not in seated:
+                users.add(conn.user.id)
+        return len(users) + anonymous
+
+    def count_spectators(self, table: TableInfo) -> int:
+        feed = self.feeds.get(table.id)
+        if feed is None:
+            return 0
+        return self._spectators(feed, {p.id for p in self.live.players_at(table)})
+
+    def _spectators_changed(self, feed: TableFeed) -> None:
+        """Someone started or stopped watching: tell the lobby, at most once a second per
+        table (a burst of watchers makes one update)."""
+        if feed.spectators_timer is not None:
+            return
+        delay = feed.spectators_at + SPECTATORS_EVERY_SECONDS - time.monotonic()
+        if delay <= 0:
+            self._announce_spectators(feed)
+        else:
+            feed.spectators_timer = asyncio.get_running_loop().call_later(
+                delay, self._announce_spectators, feed
+            )
+
+    def _announce_spectators(self, feed: TableFeed) -> None:
+        feed.spectators_timer = None
+        if feed.unlisted:
+            return
+        summary = feed.summary
+        if summary is None:
+            table = self.live.tables.get(feed.table_id)
+            if table is None or table.private or table.closed:
+                return
+            summary = self.live.table_payload(table)
+        count = self._spectators(feed, {p["id"] for p in summary["players"]})
+        if count == feed.spectators_shown:
+            return
+        feed.spectators_shown, feed.spectators_at = count, time.monotonic()
+        summary = summary | {"spectators": count}
+        # Counted by this process, so told to its own lobby subscribers only.
+        self._to_lobby(dumps({"type": "lobby_table", "room": summary["room"], "table": summary}))
 
     # --- tables --------------------------------------------------------------------------
 
@@ -320,11 +454,10 @@ class Hub:
         feed.events.append((feed.version, versioned))
         for conn in tuple(feed.watchers):
             conn.send_text(versioned)
-        if not text.startswith('{"type":"chat"'):
-            try:
-                await games.observe(self.live, json.loads(text))
-            except Exception:  # never let one odd event stop the table's feed
-                logger.exception("cannot follow an event of table %d", feed.table_id)
+        try:
+            await games.observe_text(self.live, text)
+        except Exception:  # never let one odd event stop the table's feed
+            logger.exception("cannot follow an event of table %d", feed.table_id)
 
     async def _resend(self, conn: Connection, feed: TableFeed) -> None:
         try:
@@ -365,20 +498,26 @@ class Hub:
             raise
         # No await between reading the snapshot and joining: no event can fall in between.
         self._add_watcher(conn, feed)
+        seated = {p["id"] for p in snap["table"]["players"]}
+        snap["table"]["spectators"] = self._spectators(feed, seated)
         conn.send({"type": "table", "v": feed.version, "epoch": feed.epoch} | snap)
 
     def _add_watcher(self, conn: Connection, feed: TableFeed) -> None:
         if feed.linger is not None:
             feed.linger.cancel()
             feed.linger = None
-        feed.watchers.add(conn)
+        if conn not in feed.watchers:
+            feed.watchers.add(conn)
+            self._spectators_changed(feed)
         conn.tables.add(feed.table_id)
 
     def unwatch(self, conn: Connection, table_id: int) -> None:
         conn.tables.discard(table_id)
         feed = self.feeds.get(table_id)
         if feed is not None:
-            feed.watchers.discard(conn)
+            if conn in feed.watchers:
+                feed.watchers.discard(conn)
+                self._spectators_changed(feed)
             if not feed.watchers and feed.linger is None:
                 feed.linger = asyncio.get_running_loop().call_later(
                     FEED_LINGER_SECONDS, self._drop_feed, feed
@@ -389,6 +528,8 @@ class Hub:
             return
         if self.feeds.get(feed.table_id) is feed:
             del self.feeds[feed.table_id]
+        if feed.spectators_timer is not None:
+            feed.spectators_timer.cancel()
         if feed.task is not None:
             feed.task.cancel()
 
@@ -411,6 +552,12 @@ class Hub:
         elif kind == "room_closed":
             room_id = int(event["room_id"])
             await self._lobby_event(dumps({"type": "room_closed", "room": room_id}))
+        elif kind == "back":
+            self._keep_seats(int(event["user_id"]))
+        elif kind == "gone":
+            user_id = int(event["user_id"])
+            if user_id in self.users:  # still connected here: their seats stay
+                await self.live.publish(CONTROL_CHANNEL, {"type": "back", "user_id": user_id})
         else:
             logger.warning("ignoring an unknown control event %r", kind)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI, WebSocket
 from prometheus_client import Counter
+from pydantic_core import from_json
 
 from app.metrics import WS_MESSAGES
 from app.realtime import protocol as p
@@ -24,6 +25,7 @@ from app.realtime.connections import (
     CHAT_BURST,
     CHAT_PER_SECOND,
     CLOSE_POLICY,
+    CLOSE_SERVER_ERROR,
     CLOSE_TOO_BIG,
     CLOSE_UNSUPPORTED,
     FLOOD_LIMIT,
@@ -117,6 +119,9 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
                 conn.close(CLOSE_TOO_BIG, "message too big")
                 break
             await _handle(hub, conn, text)
+    except Exception:  # a bug: the client learns it from the close code, not a dropped socket
+        logger.exception("websocket connection failed")
+        conn.close(CLOSE_SERVER_ERROR, "unexpected server error")
     finally:
         await hub.disconnect(conn)
 
@@ -128,9 +133,10 @@ def _received(kind: str) -> Counter:
 
 
 def _ref_of(text: str) -> str | int | None:
-    """The `ref` of a message that failed validation, if it can be read at all."""
+    """The `ref` of a message that failed validation, if it can be read at all (by the parser
+    `p.parse` uses, with its nesting limit: `json` would raise RecursionError on `[[[[...`)."""
     try:
-        ref = json.loads(text).get("ref")
+        ref = from_json(text).get("ref")
     except (ValueError, AttributeError):
         return None
     return ref if isinstance(ref, int | str) and len(str(ref)) <= 40 else None

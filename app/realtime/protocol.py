@@ -7,12 +7,25 @@ docs/protocol.md.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from app.db.models import MAX_ID
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _printable(text: str) -> str:
+    if _CONTROL.search(text):
+        raise ValueError("control characters are not allowed")
+    return text
+
 
 Ref = Annotated[str, Field(max_length=40)] | int
-Id = Annotated[int, Field(ge=1)]
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]  # beyond: no such row (ids are BIGINT)
+Printable = AfterValidator(_printable)  # on what people type: names, codes, chat
 
 
 class Message(BaseModel):
@@ -23,7 +36,7 @@ class Message(BaseModel):
 
 class Ping(Message):
     type: Literal["ping"]
-    t: float | None = None
+    t: Annotated[float, Field(allow_inf_nan=False)] | None = None  # echoed: must stay JSON
 
 
 class SubscribeLobby(Message):
@@ -43,7 +56,7 @@ class ClockSpec(BaseModel):
 
 class Open(Message):
     type: Literal["open"]
-    room: Annotated[str, Field(max_length=40)] | Id
+    room: Annotated[str, Field(max_length=40), Printable] | Id
     variant: Literal["english", "pool"] | None = None
     clock: ClockSpec | None = None  # omitted: the room's clock; null: untimed
     colour: Literal["black", "white", "random"] = "random"
@@ -57,7 +70,7 @@ class TableMessage(Message):
 
 class Sit(TableMessage):
     type: Literal["sit"]
-    invite: Annotated[str, Field(max_length=32)] | None = None
+    invite: Annotated[str, Field(max_length=32), Printable] | None = None
 
 
 class Leave(TableMessage):
@@ -67,8 +80,8 @@ class Leave(TableMessage):
 class Watch(TableMessage):
     type: Literal["watch"]
     since: Annotated[int, Field(ge=0)] | None = None
-    epoch: Annotated[str, Field(max_length=32)] | None = None
-    invite: Annotated[str, Field(max_length=32)] | None = None
+    epoch: Annotated[str, Field(max_length=32), Printable] | None = None
+    invite: Annotated[str, Field(max_length=32), Printable] | None = None
 
 
 class Unwatch(TableMessage):
@@ -81,7 +94,7 @@ class Rematch(TableMessage):
 
 class Chat(TableMessage):
     type: Literal["chat"]
-    text: Annotated[str, Field(max_length=2000)]
+    text: Annotated[str, Field(max_length=2000), Printable]
 
 
 class Move(Message):
@@ -160,6 +173,8 @@ def parse(text: str) -> Message:
             raise BadMessage('the message must be a JSON object with a "type"') from None
         if kind == "union_tag_invalid":
             raise BadMessage(f"unknown message type {error['input'].get('type')!r}") from None
-        where = ".".join(str(p) for p in error["loc"][1:]) or "message"
+        # The path to the field, without the names pydantic gives the members of a union.
+        path = [p for p in error["loc"][1:] if isinstance(p, int) or p.isidentifier()]
+        where = ".".join(str(p) for p in path) or "message"
         raise BadMessage(f"{where}: {error['msg']}") from None
     return message

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from app.rules.board import Color, bit_indices
+from app.rules.board import Color
 from app.rules.errors import InvalidFenError
 
 _ITEM = re.compile(r"(K?)([0-9]{1,2})(?:-([0-9]{1,2}))?")
@@ -60,9 +60,34 @@ def parse_fen(text: str) -> Placement:
     return Placement(turn, sets[Color.BLACK][0], sets[Color.BLACK][1], *sets[Color.WHITE])
 
 
+def _byte_texts(prefix: str) -> tuple[tuple[tuple[str, ...], ...], ...]:
+    """For each byte of a 32-square mask and each value of it, the squares it names as text:
+    ``[k][value]`` lists squares ``8k + 1`` to ``8k + 8`` whose bit is set, lowest first."""
+    return tuple(
+        tuple(
+            tuple(f"{prefix}{8 * k + i + 1}" for i in range(8) if value >> i & 1)
+            for value in range(256)
+        )
+        for k in range(4)
+    )
+
+
+_MEN_TEXT = _byte_texts("")
+_KINGS_TEXT = _byte_texts("K")
+
+
+def _squares(mask: int, texts: tuple[tuple[tuple[str, ...], ...], ...]) -> tuple[str, ...]:
+    return (
+        texts[0][mask & 0xFF]
+        + texts[1][mask >> 8 & 0xFF]
+        + texts[2][mask >> 16 & 0xFF]
+        + texts[3][mask >> 24 & 0xFF]
+    )
+
+
 def _side(letter: str, men: int, kings: int) -> str:
-    items = [str(i + 1) for i in bit_indices(men)] + [f"K{i + 1}" for i in bit_indices(kings)]
-    return letter + ",".join(items)
+    # By tables of text per byte: FENs are written for every move sent to clients.
+    return letter + ",".join(_squares(men, _MEN_TEXT) + _squares(kings, _KINGS_TEXT))
 
 
 def format_fen(placement: Placement) -> str:

@@ -93,6 +93,10 @@ class Game:
     def legal_moves(self) -> list[Move]:
         return [] if self._outcome else self.position.legal_moves()
 
+    def legal_move_texts(self) -> list[str]:
+        """The legal moves as text, as sent to clients (cheaper than ``legal_moves``)."""
+        return [] if self._outcome else self.position.legal_move_texts()
+
     def outcome(self) -> Outcome | None:
         """How the game ended, or None while it goes on."""
         return self._outcome

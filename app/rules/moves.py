@@ -9,6 +9,7 @@ from app.rules.board import Square
 from app.rules.errors import InvalidMoveError
 
 _MOVE_TEXT = re.compile(r"\s*[0-9]{1,2}(?:\s*[-xX:]\s*[0-9]{1,2})+\s*")
+_NUMBER = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ def parse_squares(text: str) -> tuple[Square, ...]:
     """
     if not _MOVE_TEXT.fullmatch(text):
         raise InvalidMoveError("write a step as 11-15 and a capture as 15x24 or 15x24x31")
-    squares = tuple(int(s) for s in re.findall(r"[0-9]+", text))
+    squares = tuple(map(int, _NUMBER.findall(text)))
     if "-" in text and len(squares) > 2:
         raise InvalidMoveError("a multi-jump is written with x, as in 15x24x31")
     if not all(1 <= s <= 32 for s in squares):

@@ -17,6 +17,8 @@ from app.rules.moves import Move, parse_squares
 if TYPE_CHECKING:
     from app.rules.variants import InternalMove, Variant
 
+_SQUARE_TEXT = tuple(str(square) for square in range(1, 33))
+
 PositionKey = tuple[int, int, int, int, bool]
 """What makes two positions the same for repetition: pieces per colour and kind, side to move."""
 
@@ -151,6 +153,13 @@ class Position:
 
     def legal_moves(self) -> list[Move]:
         return [self._public(m) for m in self._internal_moves()]
+
+    def legal_move_texts(self) -> list[str]:
+        """``str(move)`` of each legal move, in the same order, without building the moves."""
+        return [
+            ("x" if captured else "-").join([_SQUARE_TEXT[i] for i in path])
+            for path, captured in self._internal_moves()
+        ]
 
     def has_legal_moves(self) -> bool:
         return bool(self._internal_moves())

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.broker import BrokerUnavailable
-from app.db.models import AuditEntry, AuthToken, GameTable, Room, User
+from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
 from app.db.models import Game as GameRow
 from app.metrics import MOVES_ACCEPTED
 from app.rules import Color, Termination, get_variant
@@ -579,7 +579,7 @@ async def audit_log(
     """Entries newest first; `next_cursor` continues after the last one of the page."""
     query = _audit_query(flt)
     if cursor is not None:
-        if not cursor.isdigit():
+        if not (cursor.isascii() and cursor.isdigit() and int(cursor) <= MAX_ID):
             raise BadCursor()
         query = query.where(AuditEntry.id < int(cursor))
     rows = (await session.execute(query.order_by(AuditEntry.id.desc()).limit(limit + 1))).all()

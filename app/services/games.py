@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
+import re
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -177,6 +179,24 @@ async def observe(live: LivePlay, event: dict[str, Any]) -> None:
             lg.away.pop(Color(event["colour"]), None)
 
 
+# The head of a `move` event as `play_move` writes it: enough to see that the move is known here.
+_MOVE_HEAD = re.compile(r'\{"type":"move","table":\d+,"game":(\d+),"ply":(\d+),')
+
+
+async def observe_text(live: LivePlay, text: str) -> None:
+    """`observe` an event as it travels (JSON text). Most events are moves that this process
+    made itself and already holds: those are recognised from the head of the text, without
+    reading the rest; chat changes nothing."""
+    if text.startswith('{"type":"chat"'):
+        return
+    head = _MOVE_HEAD.match(text)
+    if head is not None:
+        lg = live.games.get(int(head[1]))
+        if lg is None or lg.game.ply >= int(head[2]):
+            return
+    await observe(live, json.loads(text))
+
+
 async def load(live: LivePlay, game_id: int) -> LiveGame:
     async with live.game_lock(game_id):
         return await _get(live, game_id)
@@ -257,7 +277,7 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
         "turn": turn.value,
         "clocks": lg.clock.payload(turn if playing else None, now) if lg.clock else None,
         "clock_running": playing and lg.clock is not None,
-        "legal_moves": [str(m) for m in lg.game.legal_moves()] if playing else [],
+        "legal_moves": lg.game.legal_move_texts() if playing else [],
         "draw_offer": lg.draw_offer.value if lg.draw_offer is not None else None,
         "away": {colour.value: int(since * 1000) for colour, since in lg.away.items()},
         "claim_after": claim_after,
@@ -316,10 +336,11 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 "result": outcome.result(),
                 "termination": outcome.termination.value,
             }
+        move_text = str(move)
         commit = MoveCommit(
             game_id=game_id,
             ply=lg.game.ply,
-            move=str(move),
+            move=move_text,
             at=as_datetime(now),
             clock_ms=clock.stored(colour) if clock is not None else None,
             black_ms=clock.black_ms if clock is not None else None,
@@ -345,11 +366,11 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 "table": lg.table_id,
                 "game": game_id,
                 "ply": lg.game.ply,
-                "move": str(move),
+                "move": move_text,
                 "fen": lg.game.fen(),
                 "turn": turn.value,
                 "clocks": clock.payload(None if outcome else turn, now) if clock else None,
-                "legal_moves": [] if outcome else [str(m) for m in lg.game.legal_moves()],
+                "legal_moves": lg.game.legal_move_texts(),
             },
         )
         if outcome is not None:

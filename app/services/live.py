@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,6 +134,9 @@ class LivePlay:
         # After a game ends both players stay at the table until one leaves; who asked a rematch.
         self.seated_after: dict[int, list[PlayerRef]] = {}
         self.rematch: dict[int, set[int]] = {}
+        # How many people watch a table without a seat: the websocket layer, which holds the
+        # connections, puts its count here (this process's connections only).
+        self.count_spectators: Callable[[TableInfo], int] = lambda table: 0
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def start(self) -> None:
@@ -208,6 +211,7 @@ class LivePlay:
             "players": [p.payload() for p in self.players_at(table)],
             "game": table.game_id,
             "rematch": sorted(self.rematch.get(table.id, ())),
+            "spectators": self.count_spectators(table),
         }
 
     async def publish_table(self, table: TableInfo) -> None:

@@ -194,3 +194,21 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     for person in people:
         assert person.errors == []
         person.context.close()
+
+
+def test_the_lobby_shows_how_many_people_watch_each_table(
+    browser: Browser, server_url: str
+) -> None:
+    host, onlooker, watcher = (arrive(browser, server_url).page for _ in range(3))
+    register(host, "hal")
+    table_id = open_table(host, "english-casual", colour="black", clock=None)
+    watching = onlooker.locator(f'[data-table="{table_id}"] .spectators')
+    expect(watching).to_have_text("0 watching")
+
+    # An anonymous visitor opens the table: the lobby counts them; leaving, they are not.
+    watcher.goto(f"/#/table/{table_id}")
+    expect(watcher.locator(".board")).to_be_visible()
+    expect(watching).to_have_text("1 watching")
+    expect(watching).to_have_attribute("data-spectators", "1")
+    watcher.goto("/#/")
+    expect(watching).to_have_text("0 watching")

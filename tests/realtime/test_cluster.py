@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
-from tests.support.ws import guest, start_game
+from tests.support.ws import connect, guest, guest_token, start_game
 
 
 @pytest.fixture
@@ -84,3 +84,34 @@ async def test_a_move_made_while_redis_is_down_is_kept(
         await b.send(type="watch", table=match.table["id"])
         game = (await b.expect("table"))["game"]
         assert game["moves"] == ["11-15"] and game["turn"] == "white"
+
+
+async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
+    db_url: str, private_redis: PrivateRedis
+) -> None:
+    grace = 1.0
+    settings = make_settings(
+        database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=grace
+    )
+    async with serve(settings) as one, serve(settings) as two, connect(two.url) as lobby:
+        token = await guest_token(one.url)
+        async with connect(one.url, token) as host:
+            await host.send(type="open", room="english-casual")
+            first = (await host.expect("table"))["table"]["id"]
+            await host.send(type="open", room="english-casual")
+            second = (await host.expect("table"))["table"]["id"]
+        # The page reloads and the balancer sends it to the other server.
+        async with connect(two.url, token):
+            await asyncio.sleep(grace * 1.5)
+            # Still connected to the other server while leaving this one: seats stay too.
+            async with connect(one.url, token):
+                pass
+            await asyncio.sleep(grace * 1.5)
+            await lobby.send(type="subscribe_lobby")
+            rooms = (await lobby.expect("lobby"))["rooms"]
+            tables = {t["id"]: t for r in rooms for t in r["tables"]}
+            assert {first, second} <= set(tables)
+            assert all(len(tables[t]["players"]) == 1 for t in (first, second))
+        # Gone from both servers: the tables close once the grace period is over.
+        removed = {(await lobby.expect("lobby_table_removed"))["table"] for _ in range(2)}
+        assert removed == {first, second}

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.api.params import MAX_ID, NAME_PATTERN, TEXT_PATTERN, WORDS_PATTERN
 from app.api.schemas.users import UtcDatetime
 from app.services.tables import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S
 
@@ -18,14 +19,19 @@ Reason = Annotated[
     Field(
         min_length=1,
         max_length=200,
-        pattern=r"\S",
+        pattern=WORDS_PATTERN,
         description="Why: written to the audit log and shown to the people affected.",
         examples=["abusive chat"],
     ),
 ]
 OptionalReason = Annotated[
     str | None,
-    Field(max_length=200, description="Why, for the audit log.", examples=["new season"]),
+    Field(
+        max_length=200,
+        pattern=TEXT_PATTERN,
+        description="Why, for the audit log.",
+        examples=["new season"],
+    ),
 ]
 EndResult = Annotated[
     Result,
@@ -87,7 +93,7 @@ class RoomOut(BaseModel):
     tables: int = Field(description="Tables open now (waiting, playing or just finished).")
     players: int = Field(description="Players seated at those tables.")
     spectators: int = Field(
-        description="Connections watching those tables without a seat (this server process)."
+        description="People watching those tables without a seat (this server process)."
     )
 
 
@@ -112,7 +118,7 @@ class RoomCreate(BaseModel):
         pattern=r"^[a-z0-9][a-z0-9-]{0,38}[a-z0-9]$",
         description="Address of the room: 2-40 of `a-z 0-9 -`, unique.",
     )
-    name: str = Field(min_length=1, max_length=80)
+    name: str = Field(min_length=1, max_length=80, pattern=NAME_PATTERN)
     variant: Variant
     clock: Clock | None = Field(default=None, description="Default clock; null: untimed.")
     table_limit: int = Field(default=50, ge=1, le=1000)
@@ -136,7 +142,7 @@ class RoomUpdate(BaseModel):
         },
     )
 
-    name: str | None = Field(default=None, min_length=1, max_length=80)
+    name: str | None = Field(default=None, min_length=1, max_length=80, pattern=NAME_PATTERN)
     variant: Variant | None = None
     clock: Clock | None = None
     table_limit: int | None = Field(default=None, ge=1, le=1000)
@@ -200,8 +206,8 @@ class KickRequest(BaseModel):
     )
 
     reason: Reason
-    table: int | None = Field(default=None, ge=1)
-    room: int | None = Field(default=None, ge=1)
+    table: int | None = Field(default=None, ge=1, le=MAX_ID)
+    room: int | None = Field(default=None, ge=1, le=MAX_ID)
     result: EndResult = "*"
 
     @model_validator(mode="after")
@@ -247,7 +253,7 @@ class TableOut(BaseModel):
     )
     players: list[PlayerOut]
     game: int | None = Field(description="The latest game's id (in progress when `playing`).")
-    spectators: int = Field(description="Connections watching without a seat (this process).")
+    spectators: int = Field(description="People watching without a seat (this process).")
 
 
 class TablesList(BaseModel):

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from app.api.params import NAME_PATTERN
+
 
 def _as_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
@@ -19,7 +21,9 @@ UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
 class Credentials(BaseModel):
     """A name and password; the rules for new accounts are checked by the service."""
 
-    name: str = Field(min_length=1, max_length=64, examples=["marion_tinsley"])
+    name: str = Field(
+        min_length=1, max_length=64, pattern=NAME_PATTERN, examples=["marion_tinsley"]
+    )
     password: str = Field(min_length=1, max_length=256)
 
 

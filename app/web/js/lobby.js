@@ -113,8 +113,8 @@ export function render(main, params) {
           { class: "muted" },
           `${variantName(table.variant)} · ${clockText(table.clock)} · ${colourText(table.colour)}`,
           table.start_fen ? " · custom start" : "",
-          typeof table.spectators === "number" ? ` · ${table.spectators} watching` : "",
         ),
+        spectatorsBadge(table),
       ),
       h(
         "div",
@@ -307,6 +307,16 @@ export function render(main, params) {
     stopUser();
     for (const dialog of document.querySelectorAll("dialog")) dialog.close();
   };
+}
+
+/** How many people watch the table, in words that screen readers read as shown. */
+function spectatorsBadge(table) {
+  const count = typeof table.spectators === "number" ? table.spectators : 0;
+  return h("div", {
+    class: "muted spectators",
+    dataset: { spectators: String(count) },
+    text: `${count} watching`,
+  });
 }
 
 function clockText(clock) {
