@@ -1,0 +1,206 @@
+"""Hostile requests against a real server: absurd ids, malformed parameters and bodies, NUL bytes.
+
+Each answer must be a 4xx with the README's JSON error shape, nothing may change, and the
+server's log must hold no error or traceback. Run on SQLite and PostgreSQL, whose limits differ
+(PostgreSQL refuses NUL in text; both refuse ids beyond BIGINT).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from logging import LogRecord
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.routing import iter_route_contexts
+
+from app.config import Settings
+from app.db.models import MAX_ID
+from tests.api.admin_client import admin_client, ok
+from tests.support.logs import failures, server_log
+from tests.support.server import Served, serve
+
+ABSURD_IDS = ["-1", "0", str(MAX_ID + 1), str(2**64), "abc", "%00", "1.5", "%E2%80%AE", "1e3"]
+
+
+@dataclass
+class Site:
+    served: Served
+    admin: httpx.AsyncClient  # an administrator's client of the real server
+    log: list[LogRecord]
+
+
+@pytest.fixture
+async def site(settings: Settings) -> AsyncIterator[Site]:
+    async with serve(settings) as served, admin_client(served.app, served.url) as admin:
+        with server_log() as log:
+            yield Site(served, admin, log)
+
+
+def assert_error(response: httpx.Response, status: int | set[int], code: str | None = None) -> None:
+    """A refusal as the README promises: the status, and `{"error", "message"}` in JSON."""
+    expected = {status} if isinstance(status, int) else status
+    where = f"{response.request.method} {response.request.url}"
+    assert response.status_code in expected, f"{where}: {response.status_code} {response.text}"
+    body = response.json()
+    assert isinstance(body["error"], str) and isinstance(body["message"], str), where
+    if code is not None:
+        assert body["error"] == code, f"{where}: {body}"
+
+
+def id_routes(site: Site) -> list[tuple[str, str]]:
+    """(method, path) of every route with a path parameter, enumerated from the app itself."""
+    return sorted(
+        (method, route.path)
+        for route in iter_route_contexts(site.served.app.routes)
+        if route.path is not None and "{" in route.path
+        for method in route.methods or {"GET"}
+        if method != "HEAD"
+    )
+
+
+def valid_body(method: str, path: str) -> dict[str, Any] | None:
+    """A body the route accepts, so that only the path parameter is wrong."""
+    if method == "PATCH":
+        return {"listed": True}
+    if method != "POST":
+        return None
+    if path.endswith("/adjudicate"):
+        return {"result": "1-0", "reason": "testing"}
+    return {"reason": "testing"}
+
+
+@pytest.mark.parametrize("bad_id", ABSURD_IDS)
+async def test_an_absurd_id_in_any_path_is_a_clear_4xx(site: Site, bad_id: str) -> None:
+    routes = id_routes(site)
+    assert ("POST", "/api/admin/users/{user_id}/kick") in routes
+    for method, path in routes:
+        url = re.sub(r"\{[^}]+\}", bad_id, path)
+        response = await site.admin.request(method, url, json=valid_body(method, path))
+        assert_error(response, {404, 422})
+    assert failures(site.log) == []
+
+
+async def test_the_largest_id_is_simply_not_found(site: Site) -> None:
+    for method, path in id_routes(site):
+        if "{name}" in path:
+            continue
+        url = re.sub(r"\{[^}]+\}", str(MAX_ID), path)
+        response = await site.admin.request(method, url, json=valid_body(method, path))
+        assert_error(response, 404, "not_found")
+    assert failures(site.log) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "status", "code"),
+    [
+        ("/api/games?limit=0", 422, "bad_request"),
+        ("/api/games?limit=99999999999999999999999", 422, "bad_request"),
+        ("/api/games?cursor=abc", 400, "bad_cursor"),
+        ("/api/games?cursor=%00", 400, "bad_cursor"),
+        ("/api/games?since=2026-13-01", 422, "bad_request"),
+        ("/api/games?order=sideways&count=maybe", 422, "bad_request"),
+        ("/api/games?player=x%00y", 422, "bad_request"),
+        ("/api/games?room=%00", 422, "bad_request"),
+        ("/api/games/export?format=xml", 422, "bad_request"),
+        ("/api/games/export?max=0", 422, "bad_request"),
+        ("/api/players/root/games?min_plies=-1", 422, "bad_request"),
+        ("/api/admin/users?offset=1180591620717411303424", 422, "bad_request"),
+        ("/api/admin/users?q=%00", 422, "bad_request"),
+        ("/api/admin/tables?room=9223372036854775808", 422, "bad_request"),
+        ("/api/admin/audit?actor=%00", 422, "bad_request"),
+        ("/api/admin/audit?action=user.%00", 422, "bad_request"),
+        ("/api/admin/audit?target_id=%00", 422, "bad_request"),
+        ("/api/admin/audit?cursor=99999999999999999999", 400, "bad_cursor"),
+        ("/api/admin/audit?cursor=%C2%B2", 400, "bad_cursor"),  # "²" is a digit to Python
+        ("/api/admin/audit?since=0001-01-01T00:00:00%2B14:00", 422, "bad_request"),
+        ("/api/admin/audit?until=9999-12-31T23:59:59-14:00", 422, "bad_request"),
+    ],
+)
+async def test_malformed_query_parameters_are_refused(
+    site: Site, query: str, status: int, code: str
+) -> None:
+    assert_error(await site.admin.get(query), status, code)
+    assert failures(site.log) == []
+
+
+NESTED = '{"reason":' * 3000 + '"x"' + "}" * 3000
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/api/auth/login", {"name": "a\x00bc", "password": "long enough pass"}),
+        ("POST", "/api/auth/register", {"name": "a\x00bc", "password": "long enough pass"}),
+        ("POST", "/api/auth/register", b"not json"),
+        ("POST", "/api/auth/login", {"name": 5, "password": ["x"]}),
+        ("POST", "/api/admin/rooms", {"slug": "zz-top", "name": "n\x00", "variant": "english"}),
+        ("PATCH", "/api/admin/rooms/1", {"name": "\x00"}),
+        ("PATCH", "/api/admin/rooms/1", {"open": False, "reason": "why\x00"}),
+        ("POST", "/api/admin/rooms/1/close", {"reason": "x\x00y"}),
+        ("POST", "/api/admin/rooms/1/close", NESTED.encode()),
+        ("POST", "/api/admin/rooms/1/close", b"\x00\xff"),
+        ("POST", "/api/admin/rooms/1/close", b"1e999"),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": "ok", "table": MAX_ID + 1}),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": "ok", "room": 2**64}),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": "\x1b[2J"}),
+        ("POST", "/api/admin/users/{user}/ban", {"reason": "x\x00y"}),
+        ("POST", "/api/admin/users/{user}/ban", {"reason": "\t\n"}),
+        ("POST", "/api/admin/users/{user}/ban", b"x" * 2_000_000),
+    ],
+)
+async def test_malformed_bodies_are_refused_and_change_nothing(
+    site: Site, method: str, path: str, body: dict[str, Any] | bytes
+) -> None:
+    async with httpx.AsyncClient(base_url=site.served.url) as guest_client:
+        user = ok(await guest_client.post("/api/auth/guest"))["user"]["id"]
+    url = path.replace("{user}", str(user))
+    rooms_before = ok(await site.admin.get("/api/admin/rooms"))
+    if isinstance(body, bytes):
+        headers = {"content-type": "application/json"}
+        response = await site.admin.request(method, url, content=body, headers=headers)
+    else:
+        response = await site.admin.request(method, url, json=body)
+    assert_error(response, {400, 422}, "bad_request")  # 400: a body too deep to even parse
+    assert ok(await site.admin.get("/api/admin/rooms")) == rooms_before
+    assert ok(await site.admin.get("/api/admin/users?banned=true"))["data"] == []
+    assert ok(await site.admin.get("/api/admin/audit"))["data"] == []
+    assert failures(site.log) == []
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        b"Bearer forged",
+        b"Bearer",
+        b"Basic cm9vdDpyb290",
+        b"Bearer \xe9\xff",
+        b"bearer" + b"x" * 4000,
+    ],
+)
+async def test_forged_credentials_are_401(site: Site, authorization: bytes) -> None:
+    async with httpx.AsyncClient(base_url=site.served.url) as client:
+        for method, path in [("GET", "/api/auth/me"), ("GET", "/api/admin/status")]:
+            response = await client.request(method, path, headers={"Authorization": authorization})
+            assert_error(response, 401, "unauthorized")
+    assert failures(site.log) == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("DELETE", "/api/games", 405),
+        ("PUT", "/api/auth/login", 405),
+        ("POST", "/api/rooms", 405),
+        ("DELETE", "/api/admin/rooms/1", 405),
+        ("GET", "/api/auth/logout", 404),  # a GET that no route takes goes to the web client
+    ],
+)
+async def test_a_wrong_method_is_refused_in_json(
+    site: Site, method: str, path: str, status: int
+) -> None:
+    assert_error(await site.admin.request(method, path), status)
+    assert failures(site.log) == []
