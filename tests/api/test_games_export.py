@@ -172,15 +172,14 @@ async def test_pdn_round_trip_through_our_reader(
     assert replayed.ply == stored["ply_count"]
 
 
+@pytest.mark.parametrize("name", ["untimed", "timed"])
 async def test_pdn_round_trip_through_pydraughts(
-    client: httpx.AsyncClient, games: dict[str, int]
+    client: httpx.AsyncClient, games: dict[str, int], name: str
 ) -> None:
-    """An independent reader (pydraughts, English rules) finds the same legal moves and result.
-
-    pydraughts 0.6.7 garbles move numbers once `12...` continuations appear (written after each
-    clock comment), so the untimed game is the one it can read."""
-    stored = (await client.get(f"/api/games/{games['untimed']}")).json()
-    pdn = (await client.get(f"/api/games/{games['untimed']}.pdn")).text
+    """An independent reader (pydraughts, English rules) finds the same legal moves and result,
+    clock comments included."""
+    stored = (await client.get(f"/api/games/{games[name]}")).json()
+    pdn = (await client.get(f"/api/games/{games[name]}.pdn")).text
     (game,) = PDNReader(pdn_text=pdn).games
     assert game.variant == "english"
     assert game.game_ending == stored["result"]
