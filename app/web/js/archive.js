@@ -119,27 +119,7 @@ export async function render(main, _params, search) {
     main,
     h("h1", { text: "Game archive" }),
     form,
-    h(
-      "div",
-      { class: "table-scroll" },
-      h(
-        "table",
-        { class: "list games-list" },
-        h("caption", { class: "visually-hidden", text: "Games" }),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["Game", "Black", "White", "Result", "Variant", "Moves", "Date"].map((t) =>
-              h("th", { scope: "col", text: t }),
-            ),
-          ),
-        ),
-        body,
-      ),
-    ),
+    gamesTable("Games", body),
     status,
     more,
   );
@@ -154,6 +134,31 @@ export function gameClockText(game) {
 
 function playerLink(name) {
   return name ? h("a", { href: `#/players/${encodeURIComponent(name)}`, text: name }) : "?";
+}
+
+/** The list of games shared by the archive and player pages; rows go into `body`. */
+export function gamesTable(caption, body) {
+  return h(
+    "div",
+    { class: "table-scroll" },
+    h(
+      "table",
+      { class: "list games-list" },
+      h("caption", { class: "visually-hidden", text: caption }),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["Game", "Black", "White", "Result", "Variant", "Moves", "Date"].map((t) =>
+            h("th", { scope: "col", text: t }),
+          ),
+        ),
+      ),
+      body,
+    ),
+  );
 }
 
 /** One archive row; the result cell says why the game ended. */

@@ -3,7 +3,7 @@
 import { api, query } from "./api.js";
 import { formatDate, h, mount, setTitle } from "./dom.js";
 import { variantName } from "./notation.js";
-import { gameRow } from "./archive.js";
+import { gameRow, gamesTable } from "./archive.js";
 
 const PAGE_SIZE = 30;
 
@@ -98,27 +98,7 @@ export async function render(main, { name }) {
         )
       : null,
     h("h2", { text: "Games" }),
-    h(
-      "div",
-      { class: "table-scroll" },
-      h(
-        "table",
-        { class: "list games-list" },
-        h("caption", { class: "visually-hidden", text: `Games of ${profile.name}` }),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ["Game", "Black", "White", "Result", "Variant", "Moves", "Date"].map((t) =>
-              h("th", { scope: "col", text: t }),
-            ),
-          ),
-        ),
-        body,
-      ),
-    ),
+    gamesTable(`Games of ${profile.name}`, body),
     status,
     more,
   );
