@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 router = APIRouter()
 
+GC_YOUNG_THRESHOLD = 10_000  # allocations before the youngest generation is collected
+
 
 @asynccontextmanager
 async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
@@ -55,9 +57,16 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
     # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
     gc.freeze()
+    # Moves allocate many short-lived objects, nearly all freed by reference counting: with the
+    # default threshold (700) the young generation was collected some 50 times a second under
+    # load and a full pass followed every two or three seconds (4-5% of the server's time, see
+    # docs/benchmarks.md). Collect less often.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *thresholds[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
         await hub.stop()
         await live.stop()

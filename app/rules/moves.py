@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ class Move:
         return ("x" if self.captured else "-").join(map(str, self.path))
 
 
+@functools.lru_cache(maxsize=4096)  # a few hundred texts name every move ever played
 def parse_squares(text: str) -> tuple[Square, ...]:
     """The squares named by move text; ``x`` may stand for a step, ``-`` only joins two squares.
 

@@ -119,6 +119,7 @@ async def _get(live: LivePlay, game_id: int) -> LiveGame:
 
 def _cache(live: LivePlay, lg: LiveGame) -> None:
     live.games[lg.id] = lg
+    lg.lock = live.game_lock(lg.id)
     GAMES_LIVE.inc()
     _arm(live, lg)
 

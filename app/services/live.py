@@ -73,6 +73,9 @@ class LiveGame:
     # Unix seconds since which a player has had no connection.
     away: dict[Color, float] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
+    # The game's lock (`LivePlay.game_lock`), held here while the game is cached so that it is
+    # not made anew for every move.
+    lock: asyncio.Lock | None = None
 
     def colour_of(self, user_id: int) -> Color | None:
         if user_id == self.black.id:
