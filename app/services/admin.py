@@ -29,8 +29,7 @@ from app.db.models import Game as GameRow
 from app.metrics import MOVES_ACCEPTED
 from app.rules import Color, Termination, get_variant
 from app.services import games, tables
-from app.services.clocks import GameClock
-from app.services.games import as_unix
+from app.services.games import stored_clock
 from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError
 
 logger = logging.getLogger(__name__)
@@ -158,14 +157,8 @@ def _end(row: GameRow, result: str, now: datetime) -> None:
     row.result = result
     row.termination = Termination.ADMIN.value
     row.finished_at = now
-    if row.clock_base_s is not None:
-        base_ms = row.clock_base_s * 1000
-        clock = GameClock(
-            increment_ms=row.clock_increment_s * 1000,
-            black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
-            white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
-            turn_started=as_unix(row.last_move_at or row.started_at),
-        )
+    clock = stored_clock(row)
+    if clock is not None:
         turn, at = _turn(row), now.timestamp()
         row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, at))
         row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, at))

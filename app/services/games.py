@@ -58,6 +58,20 @@ def as_datetime(unix: float) -> datetime:
     return datetime.fromtimestamp(unix, UTC)
 
 
+def stored_clock(row: GameRow) -> GameClock | None:
+    """The clocks as stored with a game (None when untimed), the side to move's running since
+    its last move (or the start)."""
+    if row.clock_base_s is None:
+        return None
+    base_ms = row.clock_base_s * 1000
+    return GameClock(
+        increment_ms=row.clock_increment_s * 1000,
+        black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
+        white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
+        turn_started=as_unix(row.last_move_at or row.started_at),
+    )
+
+
 # --- loading -------------------------------------------------------------------------------
 
 
@@ -79,15 +93,7 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
     game = Game(get_variant(row.variant), start_fen=row.start_fen)
     for text in moves:
         game.play(text)
-    clock = None
-    if row.clock_base_s is not None:
-        base_ms = row.clock_base_s * 1000
-        clock = GameClock(
-            increment_ms=row.clock_increment_s * 1000,
-            black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
-            white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
-            turn_started=as_unix(row.last_move_at or row.started_at),
-        )
+    clock = stored_clock(row)
     return LiveGame(
         id=row.id,
         table_id=row.table_id,
