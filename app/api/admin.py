@@ -19,7 +19,7 @@ from app import __version__
 from app.api.deps import AdminUser, SessionDep, get_admin_user
 from app.api.errors import ApiError, ErrorBody
 from app.api.health import broker_ok, database_ok
-from app.api.params import MAX_ID, NAME_PATTERN
+from app.api.params import MAX_ID, NAME_PATTERN, GameId
 from app.api.schemas.admin import (
     AdjudicateRequest,
     AuditEntryOut,
@@ -70,7 +70,6 @@ REFUSED: dict[int | str, dict[str, Any]] = {
 
 RoomId = Annotated[int, Path(ge=1, le=MAX_ID, description="Room id.")]
 TableId = Annotated[int, Path(ge=1, le=MAX_ID, description="Table id.")]
-GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="Game id.")]
 UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="User id.")]
 
 

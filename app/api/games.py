@@ -7,12 +7,12 @@ from dataclasses import replace
 from datetime import date
 from typing import Annotated, Literal, NoReturn
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from app.api.deps import SessionDep
 from app.api.errors import ApiError, ErrorBody
-from app.api.params import MAX_ID, NAME_PATTERN
+from app.api.params import NAME_PATTERN, GameId
 from app.api.schemas.archive import (
     GameOut,
     GamesPage,
@@ -275,9 +275,6 @@ async def export_games(
             yield "".join(chunk)
 
     return StreamingResponse(body(), media_type=media_type)
-
-
-GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="Game id.")]
 
 
 async def _load(session: SessionDep, game_id: int) -> GameRecord:

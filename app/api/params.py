@@ -7,9 +7,13 @@ are refused as 422 `bad_request` like any other malformed parameter, before any 
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from fastapi import Path
+
 from app.db.models import MAX_ID
 
-__all__ = ["MAX_ID", "NAME_PATTERN", "TEXT_PATTERN", "WORDS_PATTERN"]
+__all__ = ["MAX_ID", "NAME_PATTERN", "TEXT_PATTERN", "WORDS_PATTERN", "GameId"]
 
 # Names, slugs and searches: anything printable (imported names hold spaces, commas, accents).
 NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
@@ -17,3 +21,5 @@ NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 TEXT_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 # Required free text (a reason): printable, and more than blanks.
 WORDS_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+
+GameId = Annotated[int, Path(ge=1, le=MAX_ID, description="Game id.")]

@@ -547,7 +547,7 @@ class Hub:
         elif kind == "ban":
             reason = str(event.get("reason") or "banned by an administrator")
             for conn in tuple(self.users.get(int(event["user_id"]), ())):
-                conn.send({"type": "error", "code": "unauthorized", "message": reason})
+                conn.error("unauthorized", reason)
                 conn.close(CLOSE_POLICY, reason[:120])
         elif kind == "room_closed":
             room_id = int(event["room_id"])

@@ -117,13 +117,3 @@ EVEN_ROWS: Final = 0x0F0F0F0F
 ODD_ROWS: Final = 0xF0F0F0F0
 EVEN_NOT_RIGHT: Final = EVEN_ROWS & ~sum(1 << (sq - 1) for sq in (4, 12, 20, 28))
 ODD_NOT_LEFT: Final = ODD_ROWS & ~sum(1 << (sq - 1) for sq in (5, 13, 21, 29))
-
-
-def bit_indices(mask: int) -> list[int]:
-    """The set bit indices of ``mask``, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out

@@ -101,9 +101,6 @@ class Game:
         """How the game ended, or None while it goes on."""
         return self._outcome
 
-    def is_over(self) -> bool:
-        return self._outcome is not None
-
     def end(self, outcome: Outcome) -> None:
         """Record an ending the server decides (resignation, timeout, agreement, …)."""
         if self._outcome is not None:

@@ -24,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.models import AuthToken, LoginFailure, User
+from app.db.models import AuthToken, LoginFailure, User, utcnow
 from app.metrics import LOGINS
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{3,20}")
@@ -100,10 +100,6 @@ class Login:
     user: User
     token: str
     expires_at: datetime
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def as_utc(moment: datetime) -> datetime:

@@ -11,28 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections import deque
 from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.broker import BrokerUnavailable
-from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
+from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User, utcnow
 from app.db.models import Game as GameRow
 from app.metrics import MOVES_ACCEPTED
 from app.rules import Color, Termination, get_variant
 from app.services import games, tables
 from app.services.games import stored_clock
 from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError
-
-logger = logging.getLogger(__name__)
 
 ROOM_SETTINGS = (
     "name",
@@ -71,10 +67,6 @@ class BadCursor(AdminError):
         super().__init__("bad_cursor", "cursor must be a `next_cursor` from a previous page")
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 def _audit(
     session: AsyncSession,
     actor: User,
@@ -93,12 +85,6 @@ def _audit(
         note=note,
     )
     session.add(entry)
-    return entry
-
-
-async def _commit(session: AsyncSession, entry: AuditEntry) -> AuditEntry:
-    """Commit the action with its entry (whose columns stay readable afterwards)."""
-    await session.commit()
     return entry
 
 
@@ -128,18 +114,15 @@ async def _announce(
 
     The action is stored either way; if the broker is down its clients learn it on resync.
     """
-    try:
-        await _each(games.announce_ending(live, game_id, reason) for game_id in ended)
-        await _each(tables.announce_closing(live, table_id, reason) for table_id in closed)
-        if control is not None:
-            await live.publish(CONTROL_CHANNEL, control)
-        if unseat is not None:
-            user, table_ids = unseat
-            for table_id in table_ids:
-                with contextlib.suppress(PlayError):  # not seated there
-                    await tables.leave(live, user, table_id)
-    except BrokerUnavailable:
-        logger.error("administration: stored, but the broker is down; clients were not told")
+    await _each(games.announce_ending(live, game_id, reason) for game_id in ended)
+    await _each(tables.announce_closing(live, table_id, reason) for table_id in closed)
+    if control is not None:
+        await live.publish(CONTROL_CHANNEL, control)
+    if unseat is not None:
+        user, table_ids = unseat
+        for table_id in table_ids:
+            with contextlib.suppress(PlayError):  # not seated there
+                await tables.leave(live, user, table_id)
 
 
 # --- ending games --------------------------------------------------------------------------
@@ -198,7 +181,7 @@ async def end_game(
         table=row.table_id,
         ply=row.ply_count,
     )
-    await _commit(session, entry)
+    await session.commit()
     await _announce(live, note, ended=[game_id])
     return entry
 
@@ -233,7 +216,7 @@ async def close_table(
         result=result,
         games=[g.id for g in ended],
     )
-    await _commit(session, entry)
+    await session.commit()
     await _announce(live, note, ended=[g.id for g in ended], closed=[table_id])
     return entry
 
@@ -316,8 +299,8 @@ async def create_room(
     except IntegrityError as exc:  # the same slug created concurrently
         await session.rollback()
         raise Refused("slug_taken", f"a room is already called {slug!r}") from exc
-    entry = _audit(session, actor, "room.create", "room", room.id, note, slug=slug, **values)
-    await _commit(session, entry)
+    _audit(session, actor, "room.create", "room", room.id, note, slug=slug, **values)
+    await session.commit()
     return room
 
 
@@ -345,8 +328,8 @@ async def update_room(
     if room.is_open:
         room.closed_at = None
     action = "room.rename" if set(changed) == {"name"} else "room.configure"
-    entry = _audit(session, actor, action, "room", room_id, note, changed=changed)
-    await _commit(session, entry)
+    _audit(session, actor, action, "room", room_id, note, changed=changed)
+    await session.commit()
     return room
 
 
@@ -387,7 +370,7 @@ async def close_room(
         tables=[t.id for t in closed],
         games=[g.id for g in ended],
     )
-    await _commit(session, entry)
+    await session.commit()
     await _announce(
         live,
         note,
@@ -448,7 +431,7 @@ async def kick(
     if ended:
         details |= {"games": [g.id for g in ended], "result": result}
     entry = _audit(session, actor, "user.kick", "user", user_id, note, **details)
-    await _commit(session, entry)
+    await session.commit()
     await _announce(
         live,
         note,
@@ -479,7 +462,7 @@ async def ban(
     user.banned, user.ban_reason = True, note[:BAN_REASON_LENGTH]
     await session.execute(delete(AuthToken).where(AuthToken.user_id == user_id))
     entry = _audit(session, actor, "user.ban", "user", user_id, note, name=user.name)
-    await _commit(session, entry)
+    await session.commit()
     await _announce(
         live, note, control={"type": "ban", "user_id": user_id, "reason": f"banned: {note}"}
     )
@@ -492,7 +475,8 @@ async def unban(session: AsyncSession, actor: User, user_id: int, note: str) -> 
         raise Refused("not_banned", f"{user.name} is not banned")
     user.banned, user.ban_reason = False, None
     entry = _audit(session, actor, "user.unban", "user", user_id, note, name=user.name)
-    return await _commit(session, entry)
+    await session.commit()
+    return entry
 
 
 @dataclass(frozen=True)

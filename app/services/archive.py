@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from app.db.models import Game, Move, Room, User
+from app.db.models import MAX_ID, Game, Move, Room, User
 from app.rules import Game as RulesGame
 from app.rules import RulesError, get_variant
 from app.rules.pdn import write_game
@@ -153,7 +153,7 @@ def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         cursor_order, started, game_id = raw.split("|")
         key = (as_utc(datetime.fromisoformat(started)), int(game_id))
-        if not 0 < key[1] < 2**63:
+        if not 0 < key[1] <= MAX_ID:
             raise ValueError(game_id)
     except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
         raise ArchiveError("cursor is not one this server issued", "bad_cursor") from None

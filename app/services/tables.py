@@ -375,13 +375,7 @@ async def close_table(live: LivePlay, table_id: int, reason: str) -> None:
                 .values(status="closed", closed_at=datetime.now(UTC))
             )
         table.closed = True
-        live.seated_after.pop(table_id, None)
-        live.rematch.pop(table_id, None)
-        await live.publish_table(table)
-        await live.publish(
-            table_channel(table_id), {"type": "table_closed", "table": table_id, "reason": reason}
-        )
-        live.tables.pop(table_id, None)
+        await _tell_closed(live, table, reason)
 
 
 async def announce_closing(live: LivePlay, table_id: int, reason: str) -> None:
@@ -391,13 +385,18 @@ async def announce_closing(live: LivePlay, table_id: int, reason: str) -> None:
         table = await load_table(live, table_id)
         if not table.closed:
             return
-        live.seated_after.pop(table_id, None)
-        live.rematch.pop(table_id, None)
-        await live.publish_table(table)
-        await live.publish(
-            table_channel(table_id), {"type": "table_closed", "table": table_id, "reason": reason}
-        )
-        live.tables.pop(table_id, None)
+        await _tell_closed(live, table, reason)
+
+
+async def _tell_closed(live: LivePlay, table: TableInfo, reason: str) -> None:
+    """Forget a closed table's seats in this process and tell its watchers and the lobby."""
+    live.seated_after.pop(table.id, None)
+    live.rematch.pop(table.id, None)
+    await live.publish_table(table)
+    await live.publish(
+        table_channel(table.id), {"type": "table_closed", "table": table.id, "reason": reason}
+    )
+    live.tables.pop(table.id, None)
 
 
 async def lobby(live: LivePlay) -> list[dict[str, Any]]:

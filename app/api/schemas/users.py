@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.api.params import NAME_PATTERN
-
-
-def _as_utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
+from app.services.accounts import as_utc
 
 # Every stored time is UTC, but SQLite hands them back without a zone: say so in the JSON.
-UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
 
 
 class Credentials(BaseModel):
