@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     ws_max_message_bytes: int = 4096
     ws_messages_per_second: float = 20.0  # per connection; bursts of twice as many
     chat_max_length: int = 300
+    # Each process writes a heartbeat this often; one silent for 3 intervals counts as gone.
+    heartbeat_seconds: float = 5.0
 
     @property
     def broker_url(self) -> str:

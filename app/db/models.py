@@ -156,6 +156,20 @@ class Game(Base):
     )
 
 
+class ServerHeartbeat(Base):
+    """A server process's latest sign of life, written every few seconds (one row per start).
+
+    At start-up these tell a process joining a running cluster from one starting after downtime,
+    and when that downtime began; see `app.services.heartbeat`.
+    """
+
+    __tablename__ = "server_heartbeats"
+
+    instance: Mapped[str] = mapped_column(String(32), primary_key=True)  # random, per start
+    beat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    stopped: Mapped[bool] = mapped_column(Boolean, default=False)  # the beat of a clean shutdown
+
+
 class Move(Base):
     """One ply of a game; (game_id, ply) is unique, ply counts from 1."""
 

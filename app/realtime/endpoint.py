@@ -33,6 +33,7 @@ from app.realtime.connections import (
     Hub,
 )
 from app.services import accounts, games, tables
+from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay, PlayerRef, PlayError
 
 logger = logging.getLogger(__name__)
@@ -44,12 +45,14 @@ GC_YOUNG_THRESHOLD = 10_000  # allocations before the youngest generation is col
 
 @asynccontextmanager
 async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
-    """Lifespan part: recover the games in progress, then serve the hub until shutdown."""
+    """Lifespan part: recover the games in progress, then beat and serve the hub until shutdown."""
     live = LivePlay(app.state.db, app.state.broker, app.state.settings)
     await live.start()
     hub = Hub(live)
     await hub.start()
-    recovered = await games.recover(live)
+    beats = Heartbeat(app.state.db, app.state.settings.heartbeat_seconds)
+    recovered = await games.recover(live, beats.instance)
+    beats.start()
     if recovered:
         logger.info("recovered %d games in progress", recovered)
     app.state.live, app.state.hub = live, hub
@@ -70,6 +73,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         gc.unfreeze()
         await hub.stop()
         await live.stop()
+        await beats.stop()
 
 
 async def _authenticate(websocket: WebSocket, token: str | None) -> tuple[bool, Any]:

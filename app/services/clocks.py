@@ -1,8 +1,10 @@
 """Fischer clocks kept as "time left when the turn began" plus the turn's start time.
 
 Only the side to move has a running clock: its time left is computed from the moment its turn
-began, so nothing ticks in memory and the same figures can be stored and reloaded. A server
-restart sets the turn's start to the recovery time, so downtime is never charged.
+began, so nothing ticks in memory and the same figures can be stored and reloaded. Clocks do
+not run while no server is up: after downtime, `games.recover` moves the stored start of each
+running turn later by the downtime (the time spent before it stays charged); a process joining a
+cluster that kept running (a rolling restart) leaves the running turns alone.
 """
 
 from __future__ import annotations

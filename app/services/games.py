@@ -18,13 +18,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import Counter
-from sqlalchemy import or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 
 from app.db.models import Game as GameRow
 from app.db.models import Move as MoveRow
 from app.db.models import User
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
 from app.rules import Color, Game, RulesError, get_variant
+from app.services import heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
 from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
@@ -60,7 +61,7 @@ def as_datetime(unix: float) -> datetime:
 
 def stored_clock(row: GameRow) -> GameClock | None:
     """The clocks as stored with a game (None when untimed), the side to move's running since
-    its last move (or the start)."""
+    its last move (or the start), as moved later by `recover` after downtime."""
     if row.clock_base_s is None:
         return None
     base_ms = row.clock_base_s * 1000
@@ -214,25 +215,56 @@ def start(live: LivePlay, lg: LiveGame) -> None:
     _cache(live, lg)
 
 
-async def recover(live: LivePlay) -> int:
-    """Take back every game in progress after a (re)start; the downtime is not charged.
+async def recover(live: LivePlay, instance: str) -> int:
+    """Take back every game in progress at start-up; clocks do not run while no server is up.
 
-    The clock of the side to move restarts now: `last_move_at` is set to the recovery time, so
-    its stored time left at the start of the turn is intact.
+    `instance` is this process's heartbeat id: its first beat is written here, in the same
+    transaction, so processes starting together take turns. Then, from the other processes'
+    beats (see `heartbeat`):
+
+    - one beat recently: the cluster kept running (a rolling restart, a process joining): the
+      games are loaded as stored, their running turns keep running;
+    - otherwise every server was down since the newest beat: each game in progress has the start
+      of its running turn (`last_move_at`, or `started_at` before the first move) moved later by
+      the downtime, never past now. The time the side to move spent before the crash stays
+      charged (give or take one heartbeat interval), the downtime is not;
+    - no beat at all (a new database): the running turns start again now.
     """
     now = as_datetime(time.time())
+    playing = (GameRow.status == "playing", GameRow.table_id.is_not(None))
     async with live.db.engine.begin() as conn:
-        await conn.execute(
-            update(GameRow)
-            .where(GameRow.status == "playing", GameRow.table_id.is_not(None))
-            .values(last_move_at=now)
-        )
-        ids = (
+        await heartbeat.lock(conn)
+        await heartbeat.write(conn, instance, now)
+        others = await heartbeat.others(conn, instance, now, live.settings.heartbeat_seconds)
+        rows = (
             await conn.execute(
-                select(GameRow.id).where(GameRow.status == "playing", GameRow.table_id.is_not(None))
+                select(GameRow.id, GameRow.started_at, GameRow.last_move_at).where(*playing)
             )
-        ).scalars()
-        game_ids = list(ids)
+        ).all()
+        game_ids = [row.id for row in rows]
+        if rows and not others.running:
+            if others.last_alive is None:
+                turns = [{"game": row.id, "turn_started": now} for row in rows]
+            else:
+                downtime = max(0.0, as_unix(now) - as_unix(others.last_alive))
+                turns = [
+                    {
+                        "game": row.id,
+                        "turn_started": as_datetime(
+                            min(
+                                as_unix(now),
+                                as_unix(row.last_move_at or row.started_at) + downtime,
+                            )
+                        ),
+                    }
+                    for row in rows
+                ]
+            await conn.execute(
+                update(GameRow)
+                .where(GameRow.id == bindparam("game"))
+                .values(last_move_at=bindparam("turn_started")),
+                turns,
+            )
     for game_id in game_ids:
         try:
             await load(live, game_id)

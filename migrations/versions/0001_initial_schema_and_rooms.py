@@ -180,6 +180,14 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("game_id", "ply", name=op.f("pk_moves")),
     )
 
+    op.create_table(
+        "server_heartbeats",
+        sa.Column("instance", sa.String(length=32), nullable=False),
+        sa.Column("beat_at", sa.DateTime(timezone=True), nullable=False),
+        sa.Column("stopped", sa.Boolean(), nullable=False),
+        sa.PrimaryKeyConstraint("instance", name=op.f("pk_server_heartbeats")),
+    )
+
     rooms = sa.table(
         "rooms",
         sa.column("slug", sa.String),
@@ -203,6 +211,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("server_heartbeats")
     op.drop_table("moves")
     op.drop_table("games")
     op.drop_table("tables")

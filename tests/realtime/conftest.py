@@ -13,7 +13,8 @@ from tests.support.server import Served, serve
 
 @pytest.fixture
 def settings(db_url: str) -> Settings:
-    return make_settings(database_url=db_url, disconnect_grace_seconds=0.5)
+    # Short heartbeats, so that a server killed for a few seconds is seen to have been down.
+    return make_settings(database_url=db_url, disconnect_grace_seconds=0.5, heartbeat_seconds=0.5)
 
 
 @pytest.fixture

@@ -1,13 +1,17 @@
 """Coming back: a client that reconnects gets what it missed; a server killed with SIGKILL comes
-back with every game in progress, no accepted move lost and no clock charged for the downtime."""
+back with every game in progress, no accepted move lost and no clock charged for the downtime
+(while the time spent before it stays charged); a server joining a running cluster leaves the
+running clocks alone."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
 from app.config import Settings
+from tests.conftest import make_settings
 from tests.support.server import Served, ServerProcess
 from tests.support.ws import connect, guest, guest_token, start_game
 
@@ -83,3 +87,60 @@ async def test_a_game_survives_a_killed_server(settings: Settings, tmp_path: Pat
             assert (ended["result"], ended["termination"]) == ("0-1", "resignation")
     finally:
         await process.stop()
+
+
+async def test_time_spent_before_a_crash_stays_charged(settings: Settings, tmp_path: Path) -> None:
+    process = ServerProcess(settings, tmp_path)
+    await process.start()
+    try:
+        token_a, token_b = await guest_token(process.url), await guest_token(process.url)
+        async with connect(process.url, token_a) as a, connect(process.url, token_b) as b:
+            match = await start_game(a, b, clock={"base": 120, "increment": 0})
+            before = await match.play("11-15", "22-18", "15x22")
+            turn_began = time.monotonic()
+            await asyncio.sleep(2)  # White, to move, thinks
+            await process.kill()
+            spent = time.monotonic() - turn_began
+        await asyncio.sleep(3)  # the downtime
+        await process.start()
+
+        async with connect(process.url, token_b) as b:
+            await b.send(type="watch", table=match.table["id"])
+            game = (await b.expect("table"))["game"]
+        charged = before["clocks"]["white"] - game["clocks"]["white"]
+        # Give or take a heartbeat interval and the time to reconnect; the downtime (3 seconds
+        # and the start-up) would push it well past the upper bound.
+        assert spent * 1000 - 1000 < charged < spent * 1000 + 1000
+        assert game["clocks"]["black"] == before["clocks"]["black"]
+    finally:
+        await process.stop()
+
+
+async def test_a_server_joining_a_cluster_keeps_the_running_clocks(
+    db_url: str, tmp_path: Path
+) -> None:
+    settings = make_settings(database_url=db_url, heartbeat_seconds=1.0)
+    first, second = ServerProcess(settings, tmp_path), ServerProcess(settings, tmp_path)
+    await first.start()
+    try:
+        async with guest(first.url) as a, guest(first.url) as b:
+            match = await start_game(a, b, clock={"base": 120, "increment": 0})
+            before = await match.play("11-15", "22-18", "15x22")
+            turn_began = time.monotonic()
+            await asyncio.sleep(2)  # White, to move, thinks while the second server starts
+            await second.start()
+            async with guest(second.url) as watcher:
+                await watcher.send(type="watch", table=match.table["id"])
+                game = (await watcher.expect("table"))["game"]
+            spent = time.monotonic() - turn_began
+            charged = before["clocks"]["white"] - game["clocks"]["white"]
+            assert spent * 1000 - 1000 < charged < spent * 1000 + 1000
+            # On the first server the turn runs on too: White's move is charged the whole turn.
+            await match.play("25x18")
+            spent = time.monotonic() - turn_began
+            await b.send(type="watch", table=match.table["id"])
+            game = (await b.expect("table"))["game"]
+            assert game["clocks"]["white"] < before["clocks"]["white"] - spent * 1000 + 1000
+    finally:
+        await second.stop()
+        await first.stop()

@@ -81,6 +81,7 @@ class ServerProcess:
             "DATABASE_URL": settings.database_url,
             "SECRET_KEY": settings.secret_key,
             "DISCONNECT_GRACE_SECONDS": str(settings.disconnect_grace_seconds),
+            "HEARTBEAT_SECONDS": str(settings.heartbeat_seconds),
         }
         self.env.pop("REDIS_URL", None)
         self._process: asyncio.subprocess.Process | None = None
