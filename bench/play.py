@@ -120,6 +120,7 @@ async def wait_http(url: str) -> None:
 # --- measurements ---------------------------------------------------------------------------
 
 CpuProbe = Callable[[], float | None]
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 def process_cpu(pid: int) -> CpuProbe:
@@ -130,13 +131,67 @@ def process_cpu(pid: int) -> CpuProbe:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / TICK
 
     return probe
 
 
+def postgres_cpu() -> float | None:
+    """CPU seconds used so far by this machine's PostgreSQL processes that are still running
+    (its backends, the WAL writer, ...), or None if there is none to read (a remote server)."""
+    total, found = 0, False
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name, rest = text[text.find("(") + 1 :].rsplit(")", 1)
+        if name == "postgres":
+            fields = rest.split()
+            total += int(fields[11]) + int(fields[12])
+            found = True
+    return total / TICK if found else None
+
+
+def machine_cpu() -> float | None:
+    """CPU seconds all cores spent busy so far (everything but idle and I/O wait)."""
+    try:
+        fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / TICK
+
+
 def no_cpu() -> float | None:
     return None
+
+
+ECHO = ("echo server", "client")
+
+
+class CpuMeter:
+    """CPU seconds used in a window by the server, PostgreSQL, this process and the machine."""
+
+    def __init__(self, server: CpuProbe, names: tuple[str, str] = ("server", "bots")) -> None:
+        self.probes: dict[str, CpuProbe] = {
+            names[0]: server,
+            "PostgreSQL": postgres_cpu,
+            names[1]: time.process_time,
+            "machine": machine_cpu,
+        }
+        self.start: dict[str, float | None] = {}
+
+    def begin(self) -> None:
+        self.start = {name: probe() for name, probe in self.probes.items()}
+
+    def end(self) -> dict[str, float]:
+        used = {}
+        for name, probe in self.probes.items():
+            before, after = self.start.get(name), probe()
+            if before is not None and after is not None:
+                used[name] = after - before
+        return used
 
 
 @dataclass
@@ -147,8 +202,7 @@ class Stats:
     round_trips: list[float] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
     games: int = 0
-    server_cpu: float | None = None  # CPU seconds the server used in the measured window
-    client_cpu: float | None = None  # and the bots
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds used in the window
 
     def counts(self, now: float) -> bool:
         return self.warm_until <= now < self.stop_at
@@ -185,6 +239,14 @@ class Bot:
         self.jobs.add(task)
         task.add_done_callback(self.jobs.discard)
 
+    async def reply(self, ply: int, legal: list[str]) -> None:
+        """Move now when moving as fast as the server answers; else think in a task of its own
+        (this one goes on reading)."""
+        if self.pace is None:
+            await self.move(ply, legal)
+        else:
+            self.later(self.move(ply, legal))
+
     async def move(self, ply: int, legal: list[str]) -> None:
         if self.pace is not None:
             await asyncio.sleep(random.uniform(0.5 * self.pace, 1.5 * self.pace))
@@ -216,13 +278,13 @@ class Bot:
                         self.stats.round_trips.append(now - self.sent_at)
                     self.sent_at = None
                 if not mine and event["legal_moves"]:
-                    self.later(self.move(event["ply"], event["legal_moves"]))
+                    await self.reply(event["ply"], event["legal_moves"])
             elif kind == "game_started":
                 game = event["game"]
                 self.game = game["id"]
                 self.colour = "black" if game["black"]["id"] == self.user_id else "white"
                 if game["turn"] == self.colour:
-                    self.later(self.move(game["ply"], game["legal_moves"]))
+                    await self.reply(game["ply"], game["legal_moves"])
             elif kind == "game_ended":
                 self.stats.games += self.colour == "black"
                 if time.perf_counter() < self.stats.stop_at:
@@ -265,7 +327,7 @@ async def run_games(
     seconds: float,
     warmup: float,
     pace: float | None,
-    cpu: CpuProbe,
+    cpu: CpuMeter,
 ) -> Stats:
     ws_base = base.replace("http://", "ws://")
     stats = Stats(warm_until=float("inf"), stop_at=float("inf"))
@@ -284,11 +346,9 @@ async def run_games(
     stats.stop_at = stats.warm_until + seconds
     runners = [asyncio.create_task(bot.run()) for bot in bots]
     await asyncio.sleep(warmup)
-    cpu_before, own_before = cpu(), time.process_time()
+    cpu.begin()
     await asyncio.sleep(seconds)
-    stats.client_cpu = time.process_time() - own_before
-    if cpu_before is not None and (cpu_after := cpu()) is not None:
-        stats.server_cpu = cpu_after - cpu_before
+    stats.cpu = cpu.end()
     await asyncio.sleep(1.5)
     for task in runners:
         task.cancel()
@@ -297,7 +357,9 @@ async def run_games(
     return stats
 
 
-async def run_echo(url: str, connections: int, seconds: float, warmup: float) -> Stats:
+async def run_echo(
+    url: str, connections: int, seconds: float, warmup: float, cpu: CpuMeter
+) -> Stats:
     stats = Stats(warm_until=float("inf"), stop_at=float("inf"))
     frame = json.dumps({"type": "move", "game": 123456, "move": "11x18x25", "ply": 42})
     sockets = [await open_ws(url) for _ in range(connections)]
@@ -313,7 +375,13 @@ async def run_echo(url: str, connections: int, seconds: float, warmup: float) ->
                 stats.moves += 1
                 stats.round_trips.append(now - sent)
 
-    await asyncio.gather(*(loop(ws) for ws in sockets))
+    async def meter() -> None:
+        await asyncio.sleep(warmup)
+        cpu.begin()
+        await asyncio.sleep(seconds)
+        stats.cpu = cpu.end()
+
+    await asyncio.gather(meter(), *(loop(ws) for ws in sockets))
     await asyncio.gather(*(ws.close() for ws in sockets), return_exceptions=True)
     return stats
 
@@ -322,10 +390,13 @@ async def run_echo(url: str, connections: int, seconds: float, warmup: float) ->
 
 
 @contextlib.asynccontextmanager
-async def servers(args: argparse.Namespace) -> AsyncIterator[tuple[str, str, CpuProbe]]:
-    """The server and echo URLs, and the server's CPU use if it was started here."""
+async def servers(
+    args: argparse.Namespace,
+) -> AsyncIterator[tuple[str, str, CpuMeter, CpuMeter]]:
+    """The server and echo URLs, and meters of the CPU used by each (and by the rest)."""
     if args.url:
-        yield args.url, args.echo_url, no_cpu
+        probe = process_cpu(args.server_pid) if args.server_pid else no_cpu
+        yield args.url, args.echo_url, CpuMeter(probe), CpuMeter(no_cpu, ECHO)
         return
     database_url = await recreate_database(args.postgres, BENCH_DATABASE)
     env = os.environ | {
@@ -342,41 +413,59 @@ async def servers(args: argparse.Namespace) -> AsyncIterator[tuple[str, str, Cpu
     await add_bench_room(database_url)
     port, echo_port = free_port(), free_port()
     serve = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
-    echo = [sys.executable, str(Path(__file__)), "--serve-echo", str(echo_port)]
-    with child(serve, env) as server, child(echo, env):
+    echo_command = [sys.executable, str(Path(__file__)), "--serve-echo", str(echo_port)]
+    with child(serve, env) as server, child(echo_command, env) as echo:
         url = f"http://127.0.0.1:{port}"
         await wait_http(url + "/healthz")
         await wait_http(f"http://127.0.0.1:{echo_port}/docs")
-        yield url, f"ws://127.0.0.1:{echo_port}/ws", process_cpu(server.pid)
+        echo_url = f"ws://127.0.0.1:{echo_port}/ws"
+        meters = CpuMeter(process_cpu(server.pid)), CpuMeter(process_cpu(echo.pid), ECHO)
+        yield url, echo_url, *meters
 
 
 def line(name: str, stats: Stats) -> str:
-    text = (
+    return (
         f"{name:<34} {stats.rate():>9,.0f}/s   p50 {stats.percentile(0.5):6.1f} ms   "
         f"p99 {stats.percentile(0.99):6.1f} ms"
     )
+
+
+def cpu_line(stats: Stats, unit: str) -> str:
+    """Where the CPU went: per move (or round trip) for each part, and the machine's load."""
+    if not stats.moves or not stats.cpu:
+        return ""
     window = stats.stop_at - stats.warm_until
-    if stats.server_cpu is not None and stats.moves:
-        per_move = stats.server_cpu / stats.moves * 1e6
-        text += f"   server CPU {stats.server_cpu / window:.0%} ({per_move:.0f} µs/move)"
-    if stats.client_cpu is not None:
-        text += f", bots {stats.client_cpu / window:.0%}"
-    return text
+    parts = [
+        f"{name} {used / stats.moves * 1e6:.0f} µs ({used / window:.0%})"
+        for name, used in stats.cpu.items()
+        if name != "machine"
+    ]
+    text = f"{'':<4}CPU per {unit}: " + ", ".join(parts)
+    if "machine" in stats.cpu:
+        busy = stats.cpu["machine"] / window
+        text += f"; machine busy {busy:.2f} of {os.cpu_count()} cores"
+    return text + "\n"
 
 
 async def bench(args: argparse.Namespace) -> None:
-    async with servers(args) as (url, echo_url, cpu):
-        echo = await run_echo(echo_url, args.games, args.seconds, args.warmup)
-        print(line(f"echo round trips ({args.games} sockets)", echo), flush=True)
+    async with servers(args) as (url, echo_url, cpu, echo_cpu):
+        echo = None
+        if not args.no_echo:
+            echo = await run_echo(echo_url, args.games, args.seconds, args.warmup, echo_cpu)
+            print(line(f"echo round trips ({args.games} sockets)", echo), flush=True)
+            print(cpu_line(echo, "round trip"), end="")
         saturated = await run_games(
             url, args.room, args.games, args.seconds, args.warmup, None, cpu
         )
         print(line(f"saturation ({args.games} games)", saturated), flush=True)
+        print(cpu_line(saturated, "move"), end="")
         paced = await run_games(
             url, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
         )
         print(line(f"paced ({args.paced_games} games, ~1 move/s/side)", paced), flush=True)
-    print(f"saturation / echo: {saturated.rate() / echo.rate():.2f}")
+        print(cpu_line(paced, "move"), end="")
+    if echo is not None:
+        print(f"saturation / echo: {saturated.rate() / echo.rate():.2f}")
     print(f"games finished: saturation {saturated.games}, paced {paced.games}")
     for name, stats in (("saturation", saturated), ("paced", paced)):
         if stats.errors:
@@ -388,6 +477,9 @@ def main() -> None:
     parser.add_argument("--url", help="a running server (default: start one on Postgres)")
     parser.add_argument("--echo-url", default=None, help="a running echo endpoint (with --url)")
     parser.add_argument(
+        "--server-pid", type=int, help="the running server's process, to report its CPU"
+    )
+    parser.add_argument(
         "--room", default=BENCH_ROOM, help="room to play in (its table limit must allow it)"
     )
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="server to create DB on")
@@ -395,6 +487,7 @@ def main() -> None:
     parser.add_argument("--paced-games", type=int, default=500, help="paced games")
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per load")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
+    parser.add_argument("--no-echo", action="store_true", help="skip the echo measurement")
     parser.add_argument("--serve-echo", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
@@ -409,7 +502,7 @@ def main() -> None:
             log_level="warning",
         )
         return
-    if args.url and not args.echo_url:
+    if args.url and not args.echo_url and not args.no_echo:
         parser.error("--url needs --echo-url")
     if importlib.util.find_spec("uvloop"):
         import uvloop

@@ -18,6 +18,7 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,6 +91,38 @@ class _Close:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class _Suspended:
+    """A send begun outside the writer task that had to wait for the socket: the coroutine and
+    the future it waits on."""
+
+    send: Coroutine[Any, Any, None]
+    waiting_on: Any
+
+    async def finish(self) -> None:
+        """Drive the send to its end, as a task would have: the outcome of each future it
+        waits on reaches it when it resumes; cancelling the writer abandons the send."""
+        waiting_on = self.waiting_on
+        while True:
+            try:
+                if waiting_on is None:  # a bare yield: it only let others run
+                    await asyncio.sleep(0)
+                else:
+                    # As a task does with each future its coroutine yields: without this,
+                    # awaiting the still pending future raises "await wasn't used with future".
+                    waiting_on._asyncio_future_blocking = False
+                    await waiting_on
+            except asyncio.CancelledError:
+                self.send.close()
+                raise
+            except Exception:  # the send reads the failure from the future when it resumes
+                pass
+            try:
+                waiting_on = self.send.send(None)
+            except StopIteration:
+                return
+
+
 class Connection:
     """One client socket: who it is, what it watches, and its outgoing queue."""
 
@@ -104,7 +137,8 @@ class Connection:
         self.messages = TokenBucket(messages_per_second, 2 * messages_per_second)
         self.chats = TokenBucket(CHAT_PER_SECOND, CHAT_BURST)
         self.dropped = 0
-        self._queue: asyncio.Queue[str | _Close] = asyncio.Queue(SEND_QUEUE_FRAMES + 1)
+        self._queue: asyncio.Queue[str | _Suspended | _Close] = asyncio.Queue(SEND_QUEUE_FRAMES + 2)
+        self._busy = False  # the writer task is sending a frame
         self._writer: asyncio.Task[None] | None = None
 
     @property
@@ -115,8 +149,12 @@ class Connection:
         self._writer = asyncio.create_task(self._write(), name="ws-writer")
 
     def send_text(self, text: str) -> None:
-        """Queue a frame; a client that lets SEND_QUEUE_FRAMES pile up is closed."""
+        """Send a frame, or queue it behind those still waiting for the socket; a client that
+        lets SEND_QUEUE_FRAMES pile up is closed."""
         if self.state is not ConnectionState.OPEN:
+            return
+        if not self._busy and self._queue.empty():
+            self._send_now(text)
             return
         if self._queue.qsize() >= SEND_QUEUE_FRAMES:
             while not self._queue.empty():
@@ -152,16 +190,36 @@ class Connection:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
 
+    def _send_now(self, text: str) -> None:
+        """Write the frame in the caller's turn of the event loop, without a hop through the
+        writer task: sending completes at once unless the socket's buffer is full (the client
+        reads slowly). Only then does the writer task finish it, and later frames queue."""
+        send = self.websocket.send_text(text)
+        try:
+            waiting_on = send.send(None)
+        except StopIteration:
+            return
+        except Exception:  # the peer went away; the reader sees the disconnect
+            logger.debug("websocket send failed", exc_info=True)
+            self.state = ConnectionState.CLOSING
+            return
+        self._queue.put_nowait(_Suspended(send, waiting_on))
+
     async def _write(self) -> None:
         ws = self.websocket
         try:
             while True:
                 item = await self._queue.get()
+                self._busy = True
                 if isinstance(item, _Close):
                     if ws.application_state is WebSocketState.CONNECTED:
                         await ws.close(item.code, item.reason)
                     return
-                await ws.send_text(item)
+                if isinstance(item, _Suspended):
+                    await item.finish()
+                else:
+                    await ws.send_text(item)
+                self._busy = False
         except Exception:  # the peer went away mid-send; the reader sees the disconnect
             logger.debug("websocket send failed", exc_info=True)
 
