@@ -51,6 +51,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     hub = Hub(live)
     await hub.start()
     beats = Heartbeat(app.state.db, app.state.settings.heartbeat_seconds)
+    await beats.hold()
     recovered = await games.recover(live, beats.instance)
     beats.start()
     if recovered:

@@ -7,6 +7,14 @@ beat), so that game clocks do not run while no server was up (see `games.recover
 Each start of a process is a new `instance` (a random id). A beat older than `FRESH_BEATS`
 intervals is that of a process gone; a clean shutdown writes a last beat marked `stopped`.
 Rows older than a day are pruned.
+
+A process that crashed (`kill -9`, out of memory) writes no last beat, and its recent beats alone
+would make it look alive for up to `FRESH_BEATS` intervals: a restart quicker than that would
+charge the downtime to the players. On PostgreSQL each process therefore also holds, for its
+lifetime, a session advisory lock named after its instance, on a connection of its own; the
+server releases it when the process's connections drop. A beat counts as alive only while its
+instance's lock is held. (On SQLite, which one process serves, the beats alone decide. A
+connection pooler in transaction mode between the server and PostgreSQL would defeat the locks.)
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from app.db.models import ServerHeartbeat
 logger = logging.getLogger(__name__)
 
 FRESH_BEATS = 3  # a process silent for this many intervals is gone
+LOCK_SPACE = 0x43484B52  # "CHKR": the first key of the instances' advisory locks
 KEEP = timedelta(days=1)  # beats older than this are pruned
 
 
@@ -45,6 +54,22 @@ class Others:
 
     running: bool  # another process beat recently: the cluster never went down
     last_alive: datetime | None  # the newest beat (None: no server ever beat here)
+
+
+def _lock_key(instance: str) -> int:
+    """The second key of an instance's advisory lock: its id's first 32 bits, as an int4."""
+    return int(instance[:8], 16) - 2**31
+
+
+async def _holds_lock(conn: AsyncConnection, instance: str) -> bool:
+    """Whether the process of `instance` is still connected to PostgreSQL (holds its lock).
+    Taking the lock for the transaction's length tells without waiting: only a live process
+    keeps it from us."""
+    taken = await conn.scalar(
+        text("SELECT pg_try_advisory_xact_lock(:space, :key)"),
+        {"space": LOCK_SPACE, "key": _lock_key(instance)},
+    )
+    return not taken
 
 
 async def lock(conn: AsyncConnection) -> None:
@@ -71,27 +96,68 @@ async def write(conn: AsyncConnection, instance: str, at: datetime, stopped: boo
 async def others(conn: AsyncConnection, instance: str, now: datetime, interval: float) -> Others:
     rows = (
         await conn.execute(
-            select(ServerHeartbeat.beat_at, ServerHeartbeat.stopped).where(
-                ServerHeartbeat.instance != instance
-            )
+            select(
+                ServerHeartbeat.instance, ServerHeartbeat.beat_at, ServerHeartbeat.stopped
+            ).where(ServerHeartbeat.instance != instance)
         )
     ).all()
-    beats = [(_aware(beat_at), stopped) for beat_at, stopped in rows]
     fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
+    running = False
+    for other, beat_at, stopped in rows:
+        if stopped or _aware(beat_at) < fresh_after:
+            continue
+        if conn.dialect.name != "postgresql" or await _holds_lock(conn, other):
+            running = True
+            break
     return Others(
-        running=any(not stopped and beat_at >= fresh_after for beat_at, stopped in beats),
-        last_alive=max((beat_at for beat_at, _ in beats), default=None),
+        running=running,
+        last_alive=max((_aware(beat_at) for _, beat_at, _ in rows), default=None),
     )
 
 
 class Heartbeat:
-    """The beating task of one process (its first beat is written by `games.recover`)."""
+    """The beating task of one process (its first beat is written by `games.recover`), and on
+    PostgreSQL the connection holding its instance's lock."""
 
     def __init__(self, db: Database, interval: float, instance: str | None = None) -> None:
         self.db = db
         self.interval = interval
         self.instance = instance or new_instance()
         self._task: asyncio.Task[None] | None = None
+        self._holder: AsyncConnection | None = None
+
+    async def hold(self) -> None:
+        """Take this instance's lock (PostgreSQL), before the first beat; again after its
+        connection was lost. A no-op on SQLite."""
+        if self.db.engine.dialect.name != "postgresql":
+            return
+        if self._holder is not None:
+            try:
+                await self._holder.execute(text("SELECT 1"))
+                return
+            except Exception:  # the connection is gone, and the lock with it
+                await self._release()
+        conn = await self.db.engine.connect()
+        try:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await conn.execute(
+                text("SELECT pg_advisory_lock(:space, :key)"),
+                {"space": LOCK_SPACE, "key": _lock_key(self.instance)},
+            )
+        except BaseException:
+            await conn.invalidate()
+            await conn.close()
+            raise
+        self._holder = conn
+
+    async def _release(self) -> None:
+        """Drop the lock's connection (closing it releases the lock); never back to the pool."""
+        holder, self._holder = self._holder, None
+        if holder is not None:
+            with contextlib.suppress(Exception):
+                await holder.invalidate()
+            with contextlib.suppress(Exception):
+                await holder.close()
 
     async def beat(self, stopped: bool = False) -> None:
         async with self.db.engine.begin() as conn:
@@ -101,6 +167,7 @@ class Heartbeat:
         while True:
             await asyncio.sleep(self.interval)
             try:
+                await self.hold()
                 await self.beat()
             except Exception:  # the database may be back at the next beat
                 logger.exception("cannot write the heartbeat")
@@ -119,3 +186,4 @@ class Heartbeat:
             await self.beat(stopped=True)
         except Exception:
             logger.exception("cannot write the last heartbeat")
+        await self._release()

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.config import Settings
 from tests.conftest import make_settings
 from tests.support.server import Served, ServerProcess
@@ -112,6 +114,37 @@ async def test_time_spent_before_a_crash_stays_charged(settings: Settings, tmp_p
         # and the start-up) would push it well past the upper bound.
         assert spent * 1000 - 1000 < charged < spent * 1000 + 1000
         assert game["clocks"]["black"] == before["clocks"]["black"]
+    finally:
+        await process.stop()
+
+
+async def test_a_crash_restarted_within_a_heartbeat_is_not_charged(
+    db_url: str, tmp_path: Path
+) -> None:
+    """The crashed process's last beats are still fresh when it comes back: on PostgreSQL its
+    released lock shows it is gone, so the downtime is made up for all the same."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("the lock that outlives a beat is PostgreSQL's")
+    settings = make_settings(database_url=db_url, heartbeat_seconds=30.0)
+    process = ServerProcess(settings, tmp_path)
+    await process.start()
+    try:
+        token_a, token_b = await guest_token(process.url), await guest_token(process.url)
+        async with connect(process.url, token_a) as a, connect(process.url, token_b) as b:
+            match = await start_game(a, b, clock={"base": 120, "increment": 0})
+            before = await match.play("11-15", "22-18", "15x22")
+            turn_began = time.monotonic()
+            await process.kill()
+        await asyncio.sleep(3)  # the downtime, well within one beat
+        await process.start()
+
+        async with connect(process.url, token_b) as b:
+            await b.send(type="watch", table=match.table["id"])
+            game = (await b.expect("table"))["game"]
+            elapsed = time.monotonic() - turn_began
+        charged = before["clocks"]["white"] - game["clocks"]["white"]
+        # The downtime (3 seconds and the start-up) would be charged in full otherwise.
+        assert charged < (elapsed - 3) * 1000
     finally:
         await process.stop()
 
