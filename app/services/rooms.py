@@ -10,11 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.models import Room
 
 
-async def find_room(session: AsyncSession, ref: str | int) -> Room | None:
-    """A room by id or slug."""
-    if isinstance(ref, int):
-        return await session.get(Room, ref)
-    return await session.scalar(select(Room).where(Room.slug == ref))
+async def find_room(session: AsyncSession, ref: str | int, *, lock: bool = False) -> Room | None:
+    """A room by id or slug; with `lock`, locked until the transaction ends (PostgreSQL)."""
+    query = select(Room).where(Room.id == ref if isinstance(ref, int) else Room.slug == ref)
+    if lock:
+        query = query.with_for_update()
+    return await session.scalar(query)
 
 
 def room_payload(room: Room) -> dict[str, Any]:

@@ -126,7 +126,9 @@ async def open_table(
     if colour not in COLOURS:
         raise PlayError("bad_message", "colour must be black, white or random")
     async with live.db.session() as session:
-        room = await find_room(session, room_ref)
+        # Locked: a room being closed (which closes its open tables) gets no new table, and
+        # two tables opened at once in a full room do not both take its last place.
+        room = await find_room(session, room_ref, lock=True)
         if room is None:
             raise PlayError("not_found", f"no room {room_ref}")
         if not room.is_open:

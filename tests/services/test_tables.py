@@ -1,0 +1,73 @@
+"""Opening tables while an administrator closes the room, or while others take its last place:
+on PostgreSQL the room's row lock decides (SQLite runs one write transaction at a time)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import func, select, update
+
+from app.broker.memory import MemoryBroker
+from app.db.engine import Database
+from app.db.models import GameTable, Room, User
+from app.services import tables
+from app.services.live import LivePlay, PlayerRef, PlayError
+from tests.conftest import make_settings
+
+ROOM = "english-casual"
+
+
+@pytest.fixture
+async def live(db_url: str) -> AsyncIterator[LivePlay]:
+    db = Database(db_url)
+    broker = MemoryBroker()
+    await broker.connect()
+    try:
+        yield LivePlay(db, broker, make_settings(database_url=db_url))
+    finally:
+        await broker.disconnect()
+        await db.dispose()
+
+
+async def new_user(db: Database, name: str) -> PlayerRef:
+    async with db.session() as session:
+        user = User(name=name, kind="guest")
+        session.add(user)
+        await session.commit()
+        return PlayerRef(user.id, user.name)
+
+
+async def test_a_table_opened_while_its_room_closes_is_refused(live: LivePlay) -> None:
+    host = await new_user(live.db, "host")
+    async with live.db.engine.connect() as admin:
+        # An administrator closing the room holds it from the start of the closing transaction.
+        transaction = await admin.begin()
+        await admin.execute(select(Room.id).where(Room.slug == ROOM).with_for_update())
+        opening = asyncio.create_task(tables.open_table(live, host, ROOM))
+        await asyncio.sleep(0.5)  # the opening reaches the room and waits for it
+        assert not opening.done()
+        await admin.execute(update(Room).where(Room.slug == ROOM).values(is_open=False))
+        await transaction.commit()
+    with pytest.raises(PlayError) as refused:
+        await opening
+    assert refused.value.code == "room_closed"
+    async with live.db.session() as session:
+        opened = await session.scalar(select(func.count()).select_from(GameTable))
+    assert opened == 0
+
+
+async def test_two_tables_opened_at_once_do_not_exceed_the_room_limit(live: LivePlay) -> None:
+    async with live.db.session() as session:
+        await session.execute(update(Room).where(Room.slug == ROOM).values(table_limit=1))
+        await session.commit()
+    hosts = [await new_user(live.db, f"host{n}") for n in range(6)]
+    results = await asyncio.gather(
+        *(tables.open_table(live, host, ROOM) for host in hosts), return_exceptions=True
+    )
+    refused = [r for r in results if isinstance(r, PlayError)]
+    assert len(refused) == 5 and {r.code for r in refused} == {"room_closed"}
+    async with live.db.session() as session:
+        opened = await session.scalar(select(func.count()).select_from(GameTable))
+    assert opened == 1
