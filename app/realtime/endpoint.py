@@ -52,7 +52,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     await hub.start()
     beats = Heartbeat(app.state.db, app.state.settings.heartbeat_seconds)
     await beats.hold()
-    recovered = await games.recover(live, beats.instance)
+    recovered = await games.recover(live, beats.instance, alone=beats.alone)
     beats.start()
     if recovered:
         logger.info("recovered %d games in progress", recovered)

@@ -215,12 +215,13 @@ def start(live: LivePlay, lg: LiveGame) -> None:
     _cache(live, lg)
 
 
-async def recover(live: LivePlay, instance: str) -> int:
+async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
     """Take back every game in progress at start-up; clocks do not run while no server is up.
 
     `instance` is this process's heartbeat id: its first beat is written here, in the same
-    transaction, so processes starting together take turns. Then, from the other processes'
-    beats (see `heartbeat`):
+    transaction, so processes starting together take turns. `alone` says no other process is up
+    (known on SQLite from a file lock). Then, from the other processes' beats (see
+    `heartbeat`):
 
     - one beat recently: the cluster kept running (a rolling restart, a process joining): the
       games are loaded as stored, their running turns keep running;
@@ -235,7 +236,9 @@ async def recover(live: LivePlay, instance: str) -> int:
     async with live.db.engine.begin() as conn:
         await heartbeat.lock(conn)
         await heartbeat.write(conn, instance, now)
-        others = await heartbeat.others(conn, instance, now, live.settings.heartbeat_seconds)
+        others = await heartbeat.others(
+            conn, instance, now, live.settings.heartbeat_seconds, alone=alone
+        )
         rows = (
             await conn.execute(
                 select(GameRow.id, GameRow.started_at, GameRow.last_move_at).where(*playing)

@@ -13,8 +13,10 @@ would make it look alive for up to `FRESH_BEATS` intervals: a restart quicker th
 charge the downtime to the players. On PostgreSQL each process therefore also holds, for its
 lifetime, a session advisory lock named after its instance, on a connection of its own; the
 server releases it when the process's connections drop. A beat counts as alive only while its
-instance's lock is held. (On SQLite, which one process serves, the beats alone decide. A
-connection pooler in transaction mode between the server and PostgreSQL would defeat the locks.)
+instance's lock is held. (A connection pooler in transaction mode between the server and
+PostgreSQL would defeat the locks.) On SQLite, whose processes share one machine, each process
+holds a shared `flock` on a file beside the database (`<database>.live`): a process that can
+lock it exclusively at start-up is alone, and every other beat is that of a process gone.
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import BinaryIO
 
-from sqlalchemy import delete, insert, select, text, update
+try:
+    import fcntl
+except ImportError:  # not on POSIX: the beats alone decide on SQLite
+    fcntl = None  # type: ignore[assignment]
+
+from sqlalchemy import delete, insert, make_url, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import Database
@@ -93,7 +101,11 @@ async def write(conn: AsyncConnection, instance: str, at: datetime, stopped: boo
     await conn.execute(delete(ServerHeartbeat).where(ServerHeartbeat.beat_at < at - KEEP))
 
 
-async def others(conn: AsyncConnection, instance: str, now: datetime, interval: float) -> Others:
+async def others(
+    conn: AsyncConnection, instance: str, now: datetime, interval: float, *, alone: bool = False
+) -> Others:
+    """What the other instances' beats say; `alone`: no other process is up (SQLite's file lock
+    said so), whatever their beats."""
     rows = (
         await conn.execute(
             select(
@@ -104,7 +116,7 @@ async def others(conn: AsyncConnection, instance: str, now: datetime, interval: 
     fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
     running = False
     for other, beat_at, stopped in rows:
-        if stopped or _aware(beat_at) < fresh_after:
+        if alone or stopped or _aware(beat_at) < fresh_after:
             continue
         if conn.dialect.name != "postgresql" or await _holds_lock(conn, other):
             running = True
@@ -125,10 +137,16 @@ class Heartbeat:
         self.instance = instance or new_instance()
         self._task: asyncio.Task[None] | None = None
         self._holder: AsyncConnection | None = None
+        self._lock_file: BinaryIO | None = None
+        self.alone = False  # SQLite: no other process had the database open at start-up
 
     async def hold(self) -> None:
-        """Take this instance's lock (PostgreSQL), before the first beat; again after its
-        connection was lost. A no-op on SQLite."""
+        """Take this instance's lock, before the first beat (PostgreSQL: again after its
+        connection was lost; SQLite: the shared lock of the database's file)."""
+        if self.db.engine.dialect.name == "sqlite":
+            if self._lock_file is None:
+                self._lock_file = await asyncio.to_thread(self._hold_file)
+            return
         if self.db.engine.dialect.name != "postgresql":
             return
         if self._holder is not None:
@@ -149,6 +167,27 @@ class Heartbeat:
             await conn.close()
             raise
         self._holder = conn
+
+    def _hold_file(self) -> BinaryIO | None:
+        """Share the lock of the SQLite database's file, noting whether anyone else held it."""
+        database = make_url(self.db.url).database
+        if not database or database == ":memory:" or database.startswith("file:"):
+            self.alone = database in (None, "", ":memory:")  # no other process can share it
+            return None
+        if fcntl is None:
+            return None
+        try:
+            file = open(f"{database}.live", "ab")  # noqa: SIM115 (held until `stop`)
+        except OSError as exc:
+            logger.warning("cannot open the liveness lock of %s: %s", database, exc)
+            return None
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.alone = True
+        except BlockingIOError:
+            self.alone = False
+        fcntl.flock(file, fcntl.LOCK_SH)
+        return file
 
     async def _release(self) -> None:
         """Drop the lock's connection (closing it releases the lock); never back to the pool."""
@@ -187,3 +226,6 @@ class Heartbeat:
         except Exception:
             logger.exception("cannot write the last heartbeat")
         await self._release()
+        if self._lock_file is not None:
+            self._lock_file.close()  # releases the file's lock
+            self._lock_file = None
