@@ -201,7 +201,6 @@ class Connection:
             return
         except Exception:  # the peer went away; the reader sees the disconnect
             logger.debug("websocket send failed", exc_info=True)
-            self.state = ConnectionState.CLOSING
             return
         self._queue.put_nowait(_Suspended(send, waiting_on))
 

@@ -135,7 +135,7 @@ async def _prepare_batch(conn: AsyncConnection) -> asyncpg.prepared_stmt.Prepare
     The batch is one statement, atomic by itself, so there are no BEGIN/COMMIT trips. Its
     arrays hide the batch's size from the planner, so planning it afresh for each batch, as the
     server does by default, gains nothing and costs more than running it (about 100 µs against
-    19 µs of server CPU per move at 16 moves a batch): it keeps one generic plan. The
+    19 µs of PostgreSQL's CPU per move at 16 moves a batch): it keeps one generic plan. The
     connection is this writer's alone and is discarded with it, so the setting goes too.
     """
     raw = (await conn.get_raw_connection()).driver_connection

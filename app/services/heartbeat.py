@@ -128,8 +128,9 @@ async def others(
 
 
 class Heartbeat:
-    """The beating task of one process (its first beat is written by `games.recover`), and on
-    PostgreSQL the connection holding its instance's lock."""
+    """The beating task of one process (its first beat is written by `games.recover`), and the
+    lock that shows it is alive: on PostgreSQL a connection holding its instance's advisory
+    lock, on SQLite the shared lock of the database's `.live` file."""
 
     def __init__(self, db: Database, interval: float, instance: str | None = None) -> None:
         self.db = db
@@ -158,10 +159,11 @@ class Heartbeat:
         conn = await self.db.engine.connect()
         try:
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            await conn.execute(
-                text("SELECT pg_advisory_lock(:space, :key)"),
+            while not await conn.scalar(
+                text("SELECT pg_try_advisory_lock(:space, :key)"),
                 {"space": LOCK_SPACE, "key": _lock_key(self.instance)},
-            )
+            ):  # another instance's id begins the same way (one chance in 2**32): a new id
+                self.instance = new_instance()
         except BaseException:
             await conn.invalidate()
             await conn.close()
