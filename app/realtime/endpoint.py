@@ -30,6 +30,7 @@ from app.realtime.connections import (
     CLOSE_UNSUPPORTED,
     FLOOD_LIMIT,
     Connection,
+    ConnectionState,
     Hub,
 )
 from app.services import accounts, games, tables
@@ -121,7 +122,8 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
                 },
             }
         )
-        while True:
+        # A connection being closed (flooding, not reading, kicked, banned) is not listened to.
+        while conn.state is ConnectionState.OPEN:
             frame = await websocket.receive()
             if frame["type"] == "websocket.disconnect":
                 break

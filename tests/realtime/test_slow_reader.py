@@ -15,6 +15,7 @@ from logging import LogRecord
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
@@ -24,7 +25,7 @@ from app.realtime.connections import SEND_QUEUE_FRAMES, Connection, ConnectionSt
 from tests.conftest import make_settings
 from tests.support.logs import failures, server_log
 from tests.support.server import Served
-from tests.support.ws import WAIT_SECONDS, Client, guest, guest_token
+from tests.support.ws import WAIT_SECONDS, Client, guest, guest_token, start_game
 
 # Far more pongs than the kernel buffers of both ends and the send queue can hold (a few MB).
 MAX_PINGS = 1_000_000
@@ -140,4 +141,26 @@ async def test_a_stuck_client_that_goes_away_is_forgotten(
         assert conn not in hub.connections and slow.user_id not in hub.users
         await other.send(type="ping", t=1)
         assert (await other.expect("pong"))["t"] == 1
+    assert failures(log) == []
+
+
+async def test_what_a_client_sends_once_it_is_being_closed_is_not_acted_on(
+    server: Served, log: list[LogRecord]
+) -> None:
+    hub: Hub = server.app.state.hub
+    async with guest(server.url) as other:
+        async with slow_guest(server.url) as slow:
+            match = await start_game(slow, other)
+            conn = connection_of(hub, slow)
+            await flood_until_closing(slow, conn)
+            await slow.send(type="move", game=match.id, move="11-15", ply=0)
+            slow.ws.transport.abort()
+        for _ in range(1000):  # the server has read all it will of the slow client
+            if conn not in hub.connections:
+                break
+            await asyncio.sleep(0.01)
+        assert conn not in hub.connections
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            game = (await http.get(f"/api/games/{match.id}")).raise_for_status().json()
+        assert game["ply_count"] == 0 and game["moves"] == []
     assert failures(log) == []
