@@ -59,8 +59,8 @@ async def open_broker(app: FastAPI) -> AsyncIterator[None]:
 LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
     open_database,
     open_broker,
-    realtime.run_live_play,
     admin.sample_move_rate,
+    realtime.run_live_play,
 )
 
 

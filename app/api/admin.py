@@ -41,6 +41,7 @@ from app.db.models import AuditEntry, Room, User
 from app.realtime.connections import Hub
 from app.services import admin
 from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
+from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
 
 MOVE_RATE_SAMPLE_SECONDS = 5.0
@@ -398,10 +399,12 @@ async def audit_log(
 
 @router.get("/status", response_model=StatusOut)
 async def server_status(request: Request, session: SessionDep, hub: HubDep) -> StatusOut:
-    """Health of the database and the broker (as `/healthz`), and the load: connections and
-    moves of this server process, games and tables of the whole server."""
+    """Health of the database and the broker (as `/healthz`), and the load of the whole server:
+    this process's connections and moves now, the other processes' as of their last beat."""
     app = request.app
     live_games, open_tables = await admin.live_counts(session)
+    beats: Heartbeat = app.state.beats
+    others, load = await admin.others_load(session, beats.instance, beats.interval)
     # The database check opens a connection of its own: end this session's transaction first
     # (SQLite lets one transaction at a time hold the database).
     await session.commit()
@@ -413,11 +416,12 @@ async def server_status(request: Request, session: SessionDep, hub: HubDep) -> S
         database="ok" if database else "down",
         broker="ok" if broker else "down",
         broker_kind="redis" if app.state.settings.redis_url else "memory",
-        connections=len(hub.connections),
-        connected_users=len(hub.users),
+        processes=1 + others,
+        connections=len(hub.connections) + load.connections,
+        connected_users=len(hub.users) + load.connected_users,
         live_games=live_games,
         open_tables=open_tables,
-        moves_last_minute=moves,
+        moves_last_minute=moves + load.moves_last_minute,
         moves_window_seconds=round(window, 1),
         version=__version__,
     )

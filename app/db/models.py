@@ -160,7 +160,8 @@ class ServerHeartbeat(Base):
     """A server process's latest sign of life, written every few seconds (one row per start).
 
     At start-up these tell a process joining a running cluster from one starting after downtime,
-    and when that downtime began; see `app.services.heartbeat`.
+    and when that downtime began; see `app.services.heartbeat`. The admin status sums the load
+    they carry.
     """
 
     __tablename__ = "server_heartbeats"
@@ -168,6 +169,10 @@ class ServerHeartbeat(Base):
     instance: Mapped[str] = mapped_column(String(32), primary_key=True)  # random, per start
     beat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     stopped: Mapped[bool] = mapped_column(Boolean, default=False)  # the beat of a clean shutdown
+    # The process's load when it beat, summed over the live processes by the admin status.
+    connections: Mapped[int] = mapped_column(Integer, default=0)
+    connected_users: Mapped[int] = mapped_column(Integer, default=0)
+    moves_last_minute: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Move(Base):

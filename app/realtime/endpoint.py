@@ -34,7 +34,8 @@ from app.realtime.connections import (
     Hub,
 )
 from app.services import accounts, games, tables
-from app.services.heartbeat import Heartbeat
+from app.services.admin import MoveRate
+from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
 
 logger = logging.getLogger(__name__)
@@ -51,7 +52,14 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     await live.start()
     hub = Hub(live)
     await hub.start()
-    beats = Heartbeat(app.state.db, app.state.settings.heartbeat_seconds)
+    rate: MoveRate = app.state.move_rate
+
+    def load() -> Load:
+        return Load(len(hub.connections), len(hub.users), rate.last_minute()[0])
+
+    beats = app.state.beats = Heartbeat(
+        app.state.db, app.state.settings.heartbeat_seconds, load=load
+    )
     await beats.hold()
     recovered = await games.recover(live, beats.instance, alone=beats.alone)
     beats.start()

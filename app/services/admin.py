@@ -26,7 +26,7 @@ from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User, 
 from app.db.models import Game as GameRow
 from app.metrics import MOVES_ACCEPTED
 from app.rules import Color, Termination, get_variant
-from app.services import games, tables
+from app.services import games, heartbeat, tables
 from app.services.games import stored_clock
 from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError
 
@@ -579,6 +579,14 @@ async def live_counts(session: AsyncSession) -> tuple[int, int]:
         select(func.count()).select_from(GameTable).where(GameTable.status == "open")
     )
     return int(playing or 0), int(open_tables or 0)
+
+
+async def others_load(
+    session: AsyncSession, instance: str, interval: float
+) -> tuple[int, heartbeat.Load]:
+    """The other server processes alive (beating), and their load as of their last beat."""
+    conn = await session.connection()
+    return await heartbeat.others_load(conn, instance, utcnow(), interval)
 
 
 def moves_accepted() -> int:

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
@@ -34,7 +35,7 @@ try:
 except ImportError:  # not on POSIX: the beats alone decide on SQLite
     fcntl = None  # type: ignore[assignment]
 
-from sqlalchemy import delete, insert, make_url, select, text, update
+from sqlalchemy import delete, func, insert, make_url, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.engine import Database
@@ -54,6 +55,15 @@ def new_instance() -> str:
 def _aware(moment: datetime) -> datetime:
     """SQLite returns naive datetimes, which are UTC."""
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """A process's load, written with each of its beats."""
+
+    connections: int = 0
+    connected_users: int = 0
+    moves_last_minute: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,17 +97,22 @@ async def lock(conn: AsyncConnection) -> None:
         await conn.execute(text("LOCK TABLE server_heartbeats IN SHARE ROW EXCLUSIVE MODE"))
 
 
-async def write(conn: AsyncConnection, instance: str, at: datetime, stopped: bool = False) -> None:
-    """Record the beat of `instance` (and drop those older than a day)."""
+async def write(
+    conn: AsyncConnection, instance: str, at: datetime, stopped: bool = False, load: Load = Load()
+) -> None:
+    """Record the beat of `instance` with its load (and drop beats older than a day)."""
+    values = {
+        "beat_at": at,
+        "stopped": stopped,
+        "connections": load.connections,
+        "connected_users": load.connected_users,
+        "moves_last_minute": load.moves_last_minute,
+    }
     written = await conn.execute(
-        update(ServerHeartbeat)
-        .where(ServerHeartbeat.instance == instance)
-        .values(beat_at=at, stopped=stopped)
+        update(ServerHeartbeat).where(ServerHeartbeat.instance == instance).values(values)
     )
     if written.rowcount == 0:
-        await conn.execute(
-            insert(ServerHeartbeat).values(instance=instance, beat_at=at, stopped=stopped)
-        )
+        await conn.execute(insert(ServerHeartbeat).values(instance=instance, **values))
     await conn.execute(delete(ServerHeartbeat).where(ServerHeartbeat.beat_at < at - KEEP))
 
 
@@ -127,15 +142,44 @@ async def others(
     )
 
 
+async def others_load(
+    conn: AsyncConnection, instance: str, now: datetime, interval: float
+) -> tuple[int, Load]:
+    """How many other processes beat recently, and their load summed (as of their beats)."""
+    fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
+    row = (
+        await conn.execute(
+            select(
+                func.count(),
+                func.coalesce(func.sum(ServerHeartbeat.connections), 0),
+                func.coalesce(func.sum(ServerHeartbeat.connected_users), 0),
+                func.coalesce(func.sum(ServerHeartbeat.moves_last_minute), 0),
+            ).where(
+                ServerHeartbeat.instance != instance,
+                ServerHeartbeat.stopped.is_(False),
+                ServerHeartbeat.beat_at >= fresh_after,
+            )
+        )
+    ).one()
+    return int(row[0]), Load(int(row[1]), int(row[2]), int(row[3]))
+
+
 class Heartbeat:
     """The beating task of one process (its first beat is written by `games.recover`), and the
     lock that shows it is alive: on PostgreSQL a connection holding its instance's advisory
     lock, on SQLite the shared lock of the database's `.live` file."""
 
-    def __init__(self, db: Database, interval: float, instance: str | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        interval: float,
+        instance: str | None = None,
+        load: Callable[[], Load] = Load,
+    ) -> None:
         self.db = db
         self.interval = interval
         self.instance = instance or new_instance()
+        self.load = load  # what to write with each beat
         self._task: asyncio.Task[None] | None = None
         self._holder: AsyncConnection | None = None
         self._lock_file: BinaryIO | None = None
@@ -201,8 +245,9 @@ class Heartbeat:
                 await holder.close()
 
     async def beat(self, stopped: bool = False) -> None:
+        load = Load() if stopped else self.load()
         async with self.db.engine.begin() as conn:
-            await write(conn, self.instance, datetime.now(UTC), stopped)
+            await write(conn, self.instance, datetime.now(UTC), stopped, load)
 
     async def _run(self) -> None:
         while True:

@@ -185,6 +185,9 @@ def upgrade() -> None:
         sa.Column("instance", sa.String(length=32), nullable=False),
         sa.Column("beat_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("stopped", sa.Boolean(), nullable=False),
+        sa.Column("connections", sa.Integer(), nullable=False),
+        sa.Column("connected_users", sa.Integer(), nullable=False),
+        sa.Column("moves_last_minute", sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint("instance", name=op.f("pk_server_heartbeats")),
     )
 

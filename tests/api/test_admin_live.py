@@ -3,6 +3,7 @@ is stored with its audit entry, and shows in the archive."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
@@ -422,7 +423,7 @@ async def test_status_reports_health_and_load(server: Served, admin: httpx.Async
         await match.play("11-15", "23-19", "8-11")
         status = ok(await admin.get("/api/admin/status"))
     assert (status["status"], status["database"], status["broker"]) == ("ok", "ok", "ok")
-    assert status["broker_kind"] == "memory"
+    assert (status["broker_kind"], status["processes"]) == ("memory", 1)
     assert (status["connections"], status["connected_users"]) == (3, 2)
     assert (status["live_games"], status["open_tables"]) == (1, 1)
     assert status["moves_last_minute"] >= 3
@@ -510,4 +511,37 @@ async def test_actions_reach_clients_of_another_server_process(two_servers: list
         assert (await a.error())["message"] == "banned: multi-accounting"
         assert await closed_by_server(a) == (1008, "banned: multi-accounting")
         status = ok(await admin.get("/api/admin/status"))
-        assert (status["broker_kind"], status["connections"]) == ("redis", 0)
+        assert (status["broker_kind"], status["processes"]) == ("redis", 2)
+
+
+async def test_the_status_counts_the_load_of_every_process(
+    db_url: str, private_redis: PrivateRedis
+) -> None:
+    settings = make_settings(
+        database_url=db_url, redis_url=private_redis.url, heartbeat_seconds=0.2
+    )
+    async with (
+        serve(settings) as one,
+        serve(settings) as two,
+        admin_client(one.app, one.url) as admin,
+        guest(one.url) as a,
+        guest(two.url) as b,
+        connect(two.url),  # a spectator, signed in as nobody
+    ):
+        match = await start_game(a, b)
+        await match.play("11-15", "23-19", "8-11")
+        for _ in range(100):  # until a beat of the second process carries its clients
+            status = ok(await admin.get("/api/admin/status"))
+            if status["connections"] == 3 and status["moves_last_minute"] >= 3:
+                break
+            await asyncio.sleep(0.1)
+        assert (status["processes"], status["connections"], status["connected_users"]) == (
+            2,
+            3,
+            2,
+        )
+        assert status["moves_last_minute"] >= 3
+    async with serve(settings) as three, admin_client(three.app, three.url) as admin:
+        # The two processes stopped cleanly: their last beats say so.
+        status = ok(await admin.get("/api/admin/status"))
+        assert (status["processes"], status["connections"]) == (1, 0)

@@ -342,8 +342,9 @@ class AuditPage(BaseModel):
 
 
 class StatusOut(BaseModel):
-    """Server health and load. Connections and moves are this server process's own figures;
-    games and tables are the whole server's, from the database."""
+    """Server health and the whole server's load: games and tables from the database; the
+    connections and moves of the process answering as they are now, those of the other
+    processes as of their last heartbeat (at most `HEARTBEAT_SECONDS` old)."""
 
     model_config = ConfigDict(
         json_schema_extra={
@@ -353,6 +354,7 @@ class StatusOut(BaseModel):
                     "database": "ok",
                     "broker": "ok",
                     "broker_kind": "redis",
+                    "processes": 2,
                     "connections": 214,
                     "connected_users": 180,
                     "live_games": 57,
@@ -369,11 +371,14 @@ class StatusOut(BaseModel):
     database: Literal["ok", "down"]
     broker: Literal["ok", "down"]
     broker_kind: Literal["memory", "redis"] = Field(description="The kind of broker in use.")
-    connections: int = Field(description="Open websockets to this process.")
-    connected_users: int = Field(description="Signed-in users with a websocket to this process.")
+    processes: int = Field(description="Server processes alive (beating), this one included.")
+    connections: int = Field(description="Open websockets, all processes together.")
+    connected_users: int = Field(
+        description="Signed-in users with a websocket, counted once per process they use."
+    )
     live_games: int = Field(description="Games in progress on the whole server.")
     open_tables: int = Field(description="Tables not closed on the whole server.")
-    moves_last_minute: int = Field(description="Moves this process accepted in the last minute.")
+    moves_last_minute: int = Field(description="Moves accepted in the last minute, all processes.")
     moves_window_seconds: float = Field(
         description="The span `moves_last_minute` covers: about 60 s, less after a restart."
     )

@@ -119,6 +119,7 @@ export async function render(main) {
               "Health",
               `${s.status} (database ${s.database}, broker ${s.broker}: ${s.broker_kind})`,
             ],
+            ["Server processes", String(s.processes)],
             ["Connections", `${s.connections} (${s.connected_users} signed in)`],
             ["Games in progress", String(s.live_games)],
             ["Open tables", String(s.open_tables)],
