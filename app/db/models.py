@@ -16,6 +16,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -170,9 +171,9 @@ class ServerHeartbeat(Base):
     beat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     stopped: Mapped[bool] = mapped_column(Boolean, default=False)  # the beat of a clean shutdown
     # The process's load when it beat, summed over the live processes by the admin status.
-    connections: Mapped[int] = mapped_column(Integer, default=0)
-    connected_users: Mapped[int] = mapped_column(Integer, default=0)
-    moves_last_minute: Mapped[int] = mapped_column(Integer, default=0)
+    connections: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    connected_users: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    moves_last_minute: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
 
 
 class Move(Base):
