@@ -447,6 +447,21 @@ def cpu_line(stats: Stats, unit: str) -> str:
     return text + "\n"
 
 
+def ceilings(stats: Stats) -> str:
+    """What the measured CPU costs allow: the server's one core, and the machine's cores for
+    the server, PostgreSQL and the bots together."""
+    used = {name: seconds for name, seconds in stats.cpu.items() if name != "machine"}
+    if not stats.moves or "server" not in used:
+        return ""
+    per_move = {name: seconds / stats.moves for name, seconds in used.items()}
+    cores = os.cpu_count() or 1
+    return (
+        f"at these costs: the server's core allows {1 / per_move['server']:,.0f} moves/s; "
+        f"the machine's {cores} cores allow {cores / sum(per_move.values()):,.0f} moves/s "
+        f"for the {', '.join(per_move)} together\n"
+    )
+
+
 async def bench(args: argparse.Namespace) -> None:
     async with servers(args) as (url, echo_url, cpu, echo_cpu):
         echo = None
@@ -466,6 +481,7 @@ async def bench(args: argparse.Namespace) -> None:
         print(cpu_line(paced, "move"), end="")
     if echo is not None:
         print(f"saturation / echo: {saturated.rate() / echo.rate():.2f}")
+    print(ceilings(saturated), end="")
     print(f"games finished: saturation {saturated.games}, paced {paced.games}")
     for name, stats in (("saturation", saturated), ("paced", paced)):
         if stats.errors:
