@@ -451,7 +451,7 @@ def ceilings(stats: Stats) -> str:
     """What the measured CPU costs allow: the server's one core, and the machine's cores for
     the server, PostgreSQL and the bots together."""
     used = {name: seconds for name, seconds in stats.cpu.items() if name != "machine"}
-    if not stats.moves or "server" not in used:
+    if not stats.moves or not used.get("server"):
         return ""
     per_move = {name: seconds / stats.moves for name, seconds in used.items()}
     cores = os.cpu_count() or 1

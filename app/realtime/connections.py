@@ -17,8 +17,9 @@ import json
 import logging
 import secrets
 import time
+import types
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,31 +95,29 @@ class _Close:
 @dataclass(frozen=True, slots=True)
 class _Suspended:
     """A send begun outside the writer task that had to wait for the socket: the coroutine and
-    the future it waits on."""
+    what it yielded (the future it waits on)."""
 
     send: Coroutine[Any, Any, None]
     waiting_on: Any
 
-    async def finish(self) -> None:
-        """Drive the send to its end, as a task would have: the outcome of each future it
-        waits on reaches it when it resumes; cancelling the writer abandons the send."""
-        waiting_on = self.waiting_on
-        while True:
+
+@types.coroutine
+def _resume(suspended: _Suspended) -> Generator[Any, Any, None]:
+    """Go on with a suspended send inside the awaiting task: what the send yields goes to the
+    task, and what the task answers (a result, an exception, a cancellation) goes back to it,
+    exactly as if the task had run it from the start."""
+    send, waiting_on = suspended.send, suspended.waiting_on
+    while True:
+        try:
+            answer = yield waiting_on
+        except BaseException as exc:
             try:
-                if waiting_on is None:  # a bare yield: it only let others run
-                    await asyncio.sleep(0)
-                else:
-                    # As a task does with each future its coroutine yields: without this,
-                    # awaiting the still pending future raises "await wasn't used with future".
-                    waiting_on._asyncio_future_blocking = False
-                    await waiting_on
-            except asyncio.CancelledError:
-                self.send.close()
-                raise
-            except Exception:  # the send reads the failure from the future when it resumes
-                pass
+                waiting_on = send.throw(exc)
+            except StopIteration:
+                return
+        else:
             try:
-                waiting_on = self.send.send(None)
+                waiting_on = send.send(answer)
             except StopIteration:
                 return
 
@@ -137,7 +136,8 @@ class Connection:
         self.messages = TokenBucket(messages_per_second, 2 * messages_per_second)
         self.chats = TokenBucket(CHAT_PER_SECOND, CHAT_BURST)
         self.dropped = 0
-        self._queue: asyncio.Queue[str | _Suspended | _Close] = asyncio.Queue(SEND_QUEUE_FRAMES + 2)
+        # The frames (the first may be a suspended send), and a close after them.
+        self._queue: asyncio.Queue[str | _Suspended | _Close] = asyncio.Queue(SEND_QUEUE_FRAMES + 1)
         self._busy = False  # the writer task is sending a frame
         self._writer: asyncio.Task[None] | None = None
 
@@ -184,8 +184,7 @@ class Connection:
         self.state = ConnectionState.CLOSING
         if self._writer is not None:
             if closing:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(self._writer), CLOSE_WAIT_SECONDS)
+                await asyncio.wait({self._writer}, timeout=CLOSE_WAIT_SECONDS)
             self._writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._writer
@@ -215,7 +214,7 @@ class Connection:
                         await ws.close(item.code, item.reason)
                     return
                 if isinstance(item, _Suspended):
-                    await item.finish()
+                    await _resume(item)
                 else:
                     await ws.send_text(item)
                 self._busy = False

@@ -1,7 +1,8 @@
 """The `/ws` route: authenticate the handshake, then read, check and dispatch client messages.
 
 Messages of one connection are handled one after the other, in the order they arrive; replies
-and table events go out through the connection's send queue (see `connections`).
+and table events go out at once, or queue while the client's socket is full (see
+`connections`).
 """
 
 from __future__ import annotations
@@ -61,7 +62,11 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         app.state.db, app.state.settings.heartbeat_seconds, load=load
     )
     await beats.hold()
-    recovered = await games.recover(live, beats.instance, alone=beats.alone)
+    try:
+        recovered = await games.recover(live, beats.instance, alone=beats.alone)
+    except BaseException:
+        await beats.release()
+        raise
     beats.start()
     if recovered:
         logger.info("recovered %d games in progress", recovered)
@@ -81,9 +86,11 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-        await hub.stop()
-        await live.stop()
-        await beats.stop()
+        try:
+            await hub.stop()
+            await live.stop()
+        finally:
+            await beats.stop()
 
 
 async def _authenticate(websocket: WebSocket, token: str | None) -> tuple[bool, Any]:

@@ -102,7 +102,7 @@ class MoveWriter:
                         while True:
                             await self._write_next(partial(_write_each, conn))
                     finally:
-                        # Not back to the pool: it carries this writer's session settings.
+                        # Not back to the pool: on PostgreSQL it carries this writer's settings.
                         await conn.invalidate()
             except asyncio.CancelledError:
                 raise

@@ -164,6 +164,14 @@ async def others_load(
     return int(row[0]), Load(int(row[1]), int(row[2]), int(row[3]))
 
 
+async def _discard(conn: AsyncConnection) -> None:
+    """Close a connection for good: it does not go back to the pool."""
+    with contextlib.suppress(Exception):
+        await conn.invalidate()
+    with contextlib.suppress(Exception):
+        await conn.close()
+
+
 class Heartbeat:
     """The beating task of one process (its first beat is written by `games.recover`), and the
     lock that shows it is alive: on PostgreSQL a connection holding its instance's advisory
@@ -186,12 +194,37 @@ class Heartbeat:
         self.alone = False  # SQLite: no other process had the database open at start-up
 
     async def hold(self) -> None:
-        """Take this instance's lock, before the first beat (PostgreSQL: again after its
-        connection was lost; SQLite: the shared lock of the database's file)."""
+        """Take this instance's lock, before recovery and the first beat. On SQLite a process
+        that finds itself alone keeps the file's lock exclusive until `start`, so that one
+        starting meanwhile waits and then sees this one's beat."""
         if self.db.engine.dialect.name == "sqlite":
-            if self._lock_file is None:
-                self._lock_file = await asyncio.to_thread(self._hold_file)
-            return
+            self._lock_file = await asyncio.to_thread(self._hold_file)
+        elif self.db.engine.dialect.name == "postgresql":
+            while not await self._take_lock():
+                # Another instance's id begins the same way (one chance in 2**32): a new id.
+                self.instance = new_instance()
+
+    async def _take_lock(self) -> bool:
+        """Open the lock's connection and take the instance's advisory lock on it."""
+        conn = await self.db.engine.connect()
+        try:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
+            taken = await conn.scalar(
+                text("SELECT pg_try_advisory_lock(:space, :key)"),
+                {"space": LOCK_SPACE, "key": _lock_key(self.instance)},
+            )
+        except BaseException:
+            await _discard(conn)
+            raise
+        if not taken:
+            await _discard(conn)
+            return False
+        self._holder = conn
+        return True
+
+    async def _keep_lock(self) -> None:
+        """After a beat: take the lock again if its connection was lost (PostgreSQL restarted).
+        If someone holds it meanwhile (a starting process probing it), the next beat retries."""
         if self.db.engine.dialect.name != "postgresql":
             return
         if self._holder is not None:
@@ -199,23 +232,12 @@ class Heartbeat:
                 await self._holder.execute(text("SELECT 1"))
                 return
             except Exception:  # the connection is gone, and the lock with it
-                await self._release()
-        conn = await self.db.engine.connect()
-        try:
-            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            while not await conn.scalar(
-                text("SELECT pg_try_advisory_lock(:space, :key)"),
-                {"space": LOCK_SPACE, "key": _lock_key(self.instance)},
-            ):  # another instance's id begins the same way (one chance in 2**32): a new id
-                self.instance = new_instance()
-        except BaseException:
-            await conn.invalidate()
-            await conn.close()
-            raise
-        self._holder = conn
+                await self.release()
+        await self._take_lock()
 
     def _hold_file(self) -> BinaryIO | None:
-        """Share the lock of the SQLite database's file, noting whether anyone else held it."""
+        """Lock the SQLite database's `.live` file: exclusively if nobody else has it (this
+        process is alone), else shared."""
         database = make_url(self.db.url).database
         if not database or database == ":memory:" or database.startswith("file:"):
             self.alone = database in (None, "", ":memory:")  # no other process can share it
@@ -228,21 +250,25 @@ class Heartbeat:
             logger.warning("cannot open the liveness lock of %s: %s", database, exc)
             return None
         try:
-            fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self.alone = True
-        except BlockingIOError:
-            self.alone = False
-        fcntl.flock(file, fcntl.LOCK_SH)
+            try:
+                fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.alone = True
+            except BlockingIOError:
+                fcntl.flock(file, fcntl.LOCK_SH)  # waits while a process alone starts up
+        except OSError as exc:  # e.g. no locks on this file system: the beats alone decide
+            logger.warning("cannot lock %s.live: %s", database, exc)
+            file.close()
+            return None
         return file
 
-    async def _release(self) -> None:
-        """Drop the lock's connection (closing it releases the lock); never back to the pool."""
+    async def release(self) -> None:
+        """Drop the lock's connection (closing it releases the lock), and the file's lock."""
         holder, self._holder = self._holder, None
         if holder is not None:
-            with contextlib.suppress(Exception):
-                await holder.invalidate()
-            with contextlib.suppress(Exception):
-                await holder.close()
+            await _discard(holder)
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None
 
     async def beat(self, stopped: bool = False) -> None:
         load = Load() if stopped else self.load()
@@ -253,12 +279,17 @@ class Heartbeat:
         while True:
             await asyncio.sleep(self.interval)
             try:
-                await self.hold()
                 await self.beat()
+                async with asyncio.timeout(self.interval):
+                    await self._keep_lock()
             except Exception:  # the database may be back at the next beat
                 logger.exception("cannot write the heartbeat")
 
     def start(self) -> None:
+        """Beat from now on (recovery is done). On SQLite, let other processes share the file's
+        lock."""
+        if self.alone and self._lock_file is not None and fcntl is not None:
+            fcntl.flock(self._lock_file, fcntl.LOCK_SH)
         self._task = asyncio.create_task(self._run(), name="heartbeat")
 
     async def stop(self) -> None:
@@ -272,7 +303,4 @@ class Heartbeat:
             await self.beat(stopped=True)
         except Exception:
             logger.exception("cannot write the last heartbeat")
-        await self._release()
-        if self._lock_file is not None:
-            self._lock_file.close()  # releases the file's lock
-            self._lock_file = None
+        await self.release()

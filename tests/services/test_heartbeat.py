@@ -1,0 +1,92 @@
+"""The locks that show a server process is alive: on SQLite a process starting while another
+one recovers alone waits for it, then sees it; on PostgreSQL a process whose lock's connection
+was lost takes the lock again at its next beat."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import text
+
+from app.db.engine import Database
+from app.services.heartbeat import LOCK_SPACE, Heartbeat, _lock_key
+
+
+@pytest.fixture
+async def db(db_url: str) -> AsyncIterator[Database]:
+    database = Database(db_url)
+    try:
+        yield database
+    finally:
+        await database.dispose()
+
+
+async def test_a_process_starting_while_one_recovers_alone_waits_and_is_not_alone(
+    db: Database,
+) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the file lock is SQLite's")
+    first, second = Heartbeat(db, 30.0), Heartbeat(db, 30.0)
+    await first.hold()
+    assert first.alone
+    starting = asyncio.create_task(second.hold())
+    await asyncio.sleep(0.3)
+    assert not starting.done()  # the first is still recovering: the second waits
+    first.start()  # recovery done
+    try:
+        await asyncio.wait_for(starting, 5)
+        assert not second.alone
+    finally:
+        await first.stop()
+        await second.release()
+    third = Heartbeat(db, 30.0)
+    await third.hold()  # both gone: the next process is alone again
+    assert third.alone
+    await third.release()
+
+
+async def held_by_us(db: Database, instance: str) -> bool:
+    async with db.engine.connect() as conn:
+        count = await conn.scalar(
+            text(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+                " AND classid = (:space)::bigint::oid"
+                " AND objid = ((:key)::bigint & 4294967295)::oid AND objsubid = 2"
+            ),
+            {"space": LOCK_SPACE, "key": _lock_key(instance)},
+        )
+    return count == 1
+
+
+async def test_a_lost_lock_is_taken_again_at_the_next_beat(db: Database) -> None:
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("the advisory lock is PostgreSQL's")
+    beats = Heartbeat(db, 0.1)
+    await beats.hold()
+    try:
+        assert await held_by_us(db, beats.instance)
+        async with db.engine.connect() as conn:
+            await conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_locks"
+                    " WHERE locktype = 'advisory' AND classid = (:space)::bigint::oid"
+                ),
+                {"space": LOCK_SPACE},
+            )
+        for _ in range(50):
+            if not await held_by_us(db, beats.instance):
+                break
+            await asyncio.sleep(0.05)
+        assert not await held_by_us(db, beats.instance)
+        instance = beats.instance
+        beats.start()
+        for _ in range(100):
+            if await held_by_us(db, instance):
+                break
+            await asyncio.sleep(0.05)
+        assert await held_by_us(db, instance) and beats.instance == instance
+    finally:
+        await beats.stop()
+    assert not await held_by_us(db, beats.instance)
