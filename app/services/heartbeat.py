@@ -16,7 +16,9 @@ server releases it when the process's connections drop. A beat counts as alive o
 instance's lock is held. (A connection pooler in transaction mode between the server and
 PostgreSQL would defeat the locks.) On SQLite, whose processes share one machine, each process
 holds a shared `flock` on a file beside the database (`<database>.live`): a process that can
-lock it exclusively at start-up is alone, and every other beat is that of a process gone.
+lock it exclusively at start-up is alone, and every other beat is that of a process gone; it
+keeps the lock exclusive until its recovery is done, so that a process starting meanwhile waits
+and then sees its beat.
 """
 
 from __future__ import annotations
