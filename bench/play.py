@@ -123,15 +123,23 @@ CpuProbe = Callable[[], float | None]
 TICK = os.sysconf("SC_CLK_TCK")
 
 
+def _stat(path: Path) -> tuple[str, int] | None:
+    """A process's name and the clock ticks (user + system) it used, from its /proc stat."""
+    try:
+        text = path.read_text()
+    except OSError:  # the process is gone
+        return None
+    name, rest = text[text.find("(") + 1 :].rsplit(")", 1)
+    fields = rest.split()
+    return name, int(fields[11]) + int(fields[12])
+
+
 def process_cpu(pid: int) -> CpuProbe:
     """CPU seconds (user + system) used so far by process `pid`, from /proc (Linux)."""
 
     def probe() -> float | None:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / TICK
+        stat = _stat(Path(f"/proc/{pid}/stat"))
+        return stat[1] / TICK if stat is not None else None
 
     return probe
 
@@ -139,18 +147,12 @@ def process_cpu(pid: int) -> CpuProbe:
 def postgres_cpu() -> float | None:
     """CPU seconds used so far by this machine's PostgreSQL processes that are still running
     (its backends, the WAL writer, ...), or None if there is none to read (a remote server)."""
-    total, found = 0, False
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        name, rest = text[text.find("(") + 1 :].rsplit(")", 1)
-        if name == "postgres":
-            fields = rest.split()
-            total += int(fields[11]) + int(fields[12])
-            found = True
-    return total / TICK if found else None
+    ticks = [
+        stat[1]
+        for path in Path("/proc").glob("[0-9]*/stat")
+        if (stat := _stat(path)) is not None and stat[0] == "postgres"
+    ]
+    return sum(ticks) / TICK if ticks else None
 
 
 def machine_cpu() -> float | None:

@@ -74,6 +74,15 @@ def connection_of(hub: Hub, client: Client) -> Connection:
     return conn
 
 
+async def forgotten(hub: Hub, conn: Connection) -> None:
+    """Wait until the server has let go of the connection (it has read all it will of it)."""
+    for _ in range(1000):
+        if conn not in hub.connections:
+            return
+        await asyncio.sleep(0.01)
+    assert conn not in hub.connections
+
+
 async def flood_until_closing(client: Client, conn: Connection) -> int:
     """Ping without reading the pongs until the server decides to close; how many were sent."""
     sent = 0
@@ -134,11 +143,8 @@ async def test_a_stuck_client_that_goes_away_is_forgotten(
             conn = connection_of(hub, slow)
             await flood_until_closing(slow, conn)
             slow.ws.transport.abort()  # gone without reading or closing: a reset
-        for _ in range(1000):  # the server sees the reset, then forgets the connection
-            if conn not in hub.connections:
-                break
-            await asyncio.sleep(0.01)
-        assert conn not in hub.connections and slow.user_id not in hub.users
+        await forgotten(hub, conn)  # the server sees the reset
+        assert slow.user_id not in hub.users
         await other.send(type="ping", t=1)
         assert (await other.expect("pong"))["t"] == 1
     assert failures(log) == []
@@ -155,11 +161,7 @@ async def test_what_a_client_sends_once_it_is_being_closed_is_not_acted_on(
             await flood_until_closing(slow, conn)
             await slow.send(type="move", game=match.id, move="11-15", ply=0)
             slow.ws.transport.abort()
-        for _ in range(1000):  # the server has read all it will of the slow client
-            if conn not in hub.connections:
-                break
-            await asyncio.sleep(0.01)
-        assert conn not in hub.connections
+        await forgotten(hub, conn)  # the server has read all it will of the slow client
         async with httpx.AsyncClient(base_url=server.url) as http:
             game = (await http.get(f"/api/games/{match.id}")).raise_for_status().json()
         assert game["ply_count"] == 0 and game["moves"] == []

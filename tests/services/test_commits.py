@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -15,15 +14,6 @@ from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import Move as MoveRow
 from app.services.commits import MoveCommit, MoveWriter
-
-
-@pytest.fixture
-async def db(db_url: str) -> AsyncIterator[Database]:
-    database = Database(db_url)
-    try:
-        yield database
-    finally:
-        await database.dispose()
 
 
 async def new_games(db: Database, count: int) -> list[int]:

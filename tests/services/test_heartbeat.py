@@ -5,22 +5,12 @@ was lost takes the lock again at its next beat."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import text
 
 from app.db.engine import Database
 from app.services.heartbeat import LOCK_SPACE, Heartbeat, _lock_key
-
-
-@pytest.fixture
-async def db(db_url: str) -> AsyncIterator[Database]:
-    database = Database(db_url)
-    try:
-        yield database
-    finally:
-        await database.dispose()
 
 
 async def test_a_process_starting_while_one_recovers_alone_waits_and_is_not_alone(
@@ -57,7 +47,7 @@ async def held_by_us(db: Database, instance: str) -> bool:
             ),
             {"space": LOCK_SPACE, "key": _lock_key(instance)},
         )
-    return count == 1
+    return bool(count == 1)
 
 
 async def test_a_lost_lock_is_taken_again_at_the_next_beat(db: Database) -> None:

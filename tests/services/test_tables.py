@@ -20,15 +20,13 @@ ROOM = "english-casual"
 
 
 @pytest.fixture
-async def live(db_url: str) -> AsyncIterator[LivePlay]:
-    db = Database(db_url)
+async def live(db: Database, db_url: str) -> AsyncIterator[LivePlay]:
     broker = MemoryBroker()
     await broker.connect()
     try:
         yield LivePlay(db, broker, make_settings(database_url=db_url))
     finally:
         await broker.disconnect()
-        await db.dispose()
 
 
 async def new_user(db: Database, name: str) -> PlayerRef:
