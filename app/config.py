@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     chat_max_length: int = 300
     # Each process writes a heartbeat this often; one silent for 3 intervals counts as gone.
     heartbeat_seconds: float = 5.0
+    # How often each process compares its tables with the event log (catching up rings lost
+    # with the broker), flags clocks that ran out and stands up players who did not come back.
+    sweep_seconds: float = 1.0
 
     @property
     def broker_url(self) -> str:

@@ -116,6 +116,14 @@ class GameTable(Base):
     status: Mapped[str] = mapped_column(String(16), default="open", index=True)  # open|closed
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The second seat: taken by whoever sits down; after a game both players keep their seats
+    # (owner and guest) until they stand up.
+    guest_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    # Who asked for a rematch since the last game ended (user ids); None: nobody.
+    rematch: Mapped[list[int] | None] = mapped_column(JSON)
+    # The sequence number of the table's latest event (`table_events`); the transaction that
+    # stores a change raises it and appends the change's events, so it orders them.
+    event_seq: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
 
 
 class Game(Base):
@@ -145,6 +153,15 @@ class Game(Base):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_move_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # When the side to move runs out of time (None: untimed or over): any process flags it then.
+    deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    # The standing draw offer (black|white) and the ply at which each colour last offered.
+    draw_offer: Mapped[str | None] = mapped_column(String(8))
+    black_offer_ply: Mapped[int | None] = mapped_column(Integer)
+    white_offer_ply: Mapped[int | None] = mapped_column(Integer)
+    # Since when a player has had no connection to any server process (None: connected).
+    black_away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    white_away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         # (…, started_at, id) serve the archive's keyset pages without a sort step; black_id
@@ -174,6 +191,38 @@ class ServerHeartbeat(Base):
     connections: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     connected_users: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     moves_last_minute: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+
+
+class TableEvent(Base):
+    """One event of a table, numbered by the transaction that stored the change it reports.
+
+    Every process and client follows a table by these numbers: a gap means events were missed,
+    and they are read back from here. `payload` is the event's JSON without its number.
+    """
+
+    __tablename__ = "table_events"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    payload: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Presence(Base):
+    """A user connected to a server process (one row per process, however many sockets).
+
+    A user with no row of a live process is offline; `users.last_seen_at` says since when.
+    """
+
+    __tablename__ = "presence"
+
+    instance: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Move(Base):

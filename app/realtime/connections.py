@@ -1,11 +1,14 @@
-"""Websocket connections of this process and the fan-out of broker channels to them.
+"""Websocket connections of this process and the delivery of table events to them.
 
 Each connection has a bounded send queue drained by its own writer task: a client that stops
-reading is closed (1008) instead of being buffered without end. The hub subscribes to a table's
-broker channel while someone here watches it, numbers the table's events (its version), keeps
-the last ones for clients that reconnect, and forwards them; it also serves the lobby channel
-(adding how many people watch each table here), acts on the `control` channel, and keeps a
-player who went offline seated for the grace period.
+reading is closed (1008) instead of being buffered without end. Table events are numbered where
+they are stored (`app.db.table_log`); the hub delivers them in order to the connections that
+watch the table here, whichever way they arrive (from a use case of this process, or rung on
+the broker by another). A number beyond the next one is a gap: the hub reads the missed events
+from the log. It also compares its tables with the log's heads every `SWEEP_SECONDS`, so a lost
+ring (a broker outage) costs a delay, never an event. The hub serves the lobby channel (adding
+how many people watch each table here) and the `control` channel, and closes the sockets of
+users banned meanwhile.
 """
 
 from __future__ import annotations
@@ -15,11 +18,10 @@ import contextlib
 import enum
 import json
 import logging
-import secrets
 import time
 import types
 from collections import deque
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,8 +29,10 @@ from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
 from app.broker import SubscriberDropped
+from app.db import table_log
+from app.db.table_log import StoredEvent
 from app.metrics import WS_CONNECTIONS
-from app.services import games, tables
+from app.services import games, presence, tables
 from app.services.live import (
     CONTROL_CHANNEL,
     LOBBY_CHANNEL,
@@ -49,7 +53,9 @@ CHAT_BURST = 5.0
 FLOOD_LIMIT = 200
 MAX_WATCHED_TABLES = 50
 CLOSE_WAIT_SECONDS = 2.0
-FEED_LINGER_SECONDS = 120.0  # keep numbering a table's events for clients that come back
+FEED_LINGER_SECONDS = 30.0  # keep a table's feed a while after its last watcher left
+CATCH_UP_BATCH = 500  # events read from the log at a time
+EPOCH = "log"  # names the numbering: every table's events are numbered by its log
 SPECTATORS_EVERY_SECONDS = 1.0  # at most one spectator-count update per table to the lobby
 
 CLOSE_NORMAL = 1000
@@ -57,6 +63,7 @@ CLOSE_UNSUPPORTED = 1003
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_SERVER_ERROR = 1011
+CLOSE_TRY_AGAIN = 1013
 
 
 class ConnectionState(enum.Enum):
@@ -223,16 +230,17 @@ class Connection:
 
 
 class TableFeed:
-    """One table's broker channel as this process serves it: version, recent events, watchers."""
+    """One table as this process serves it: the number of its latest event delivered here, the
+    last events (for clients that resume), and its watchers with the number each has had."""
 
-    def __init__(self, table_id: int, epoch: str) -> None:
+    def __init__(self, table_id: int) -> None:
         self.table_id = table_id
-        self.epoch = epoch  # names this numbering: a feed created anew starts another
         self.version = 0
-        self.events: deque[tuple[int, str]] = deque(maxlen=EVENTS_KEPT)
-        self.watchers: set[Connection] = set()
+        self.events: deque[StoredEvent] = deque(maxlen=EVENTS_KEPT)
+        self.watchers: dict[Connection, int] = {}
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
+        self.catching_up: asyncio.Task[None] | None = None
         self.linger: asyncio.TimerHandle | None = None
         # The table as the lobby last heard of it from here (None: not since the feed began),
         # whether it left the lobby, the spectator count the lobby was given, when, and a
@@ -243,33 +251,21 @@ class TableFeed:
         self.spectators_at = -SPECTATORS_EVERY_SECONDS
         self.spectators_timer: asyncio.TimerHandle | None = None
 
-    def missed(self, since: int) -> list[str] | None:
-        """The events after version `since`, or None if they are not all kept."""
-        if since > self.version:
-            return None
-        if since == self.version:
-            return []
-        if not self.events or self.events[0][0] > since + 1:
-            return None
-        return [text for v, text in self.events if v > since]
-
 
 class Hub:
     """This process's connections and feeds; one per app, created by the lifespan."""
 
-    def __init__(self, live: LivePlay) -> None:
+    def __init__(self, live: LivePlay, sweep_seconds: float) -> None:
         self.live = live
-        self.epoch = secrets.token_hex(4)
-        self._feeds_made = 0
+        self.sweep_seconds = sweep_seconds
         self.feeds: dict[int, TableFeed] = {}
         self.users: dict[int, set[Connection]] = {}
         self.lobby: set[Connection] = set()
         self.connections: set[Connection] = set()
         self._tasks: list[asyncio.Task[None]] = []
-        # Users who went offline, seated still, until the grace period ends or they come back.
-        self._unseating: dict[int, tuple[PlayerRef, asyncio.TimerHandle]] = {}
         self._stopping = False
         live.count_spectators = self.count_spectators
+        live.deliver = self.deliver
 
     async def start(self) -> None:
         for channel, handler in (
@@ -279,6 +275,7 @@ class Hub:
             ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._tasks.append(asyncio.create_task(self._follow(channel, handler, ready)))
             await ready
+        self._tasks.append(asyncio.create_task(self._keep_up(), name="hub-keep-up"))
 
     async def stop(self) -> None:
         self._stopping = True
@@ -289,12 +286,9 @@ class Hub:
                 feed.linger.cancel()
             if feed.spectators_timer is not None:
                 feed.spectators_timer.cancel()
-        # Nobody will be here to wait for them: seats kept for absent players go now.
-        pending, self._unseating = self._unseating, {}
-        for user, timer in pending.values():
-            timer.cancel()
-            await self._unseat(user)
-        tasks = self._tasks + [f.task for f in self.feeds.values() if f.task is not None]
+        tasks = self._tasks + [
+            t for f in self.feeds.values() for t in (f.task, f.catching_up) if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -313,6 +307,30 @@ class Hub:
             except SubscriberDropped:
                 logger.warning("fell behind on %r; resubscribing", channel)
 
+    async def _keep_up(self) -> None:
+        """Every SWEEP_SECONDS: catch up the tables whose log went further than delivered here
+        (a ring lost with the broker), and close the sockets of users banned meanwhile."""
+        while True:
+            await asyncio.sleep(self.sweep_seconds)
+            try:
+                await self._compare_heads()
+                for user_id, reason in await presence.banned_here(self.live):
+                    self._banned(user_id, f"banned: {reason}" if reason else "banned")
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("cannot compare with the database yet", exc_info=True)
+
+    async def _compare_heads(self) -> None:
+        if not self.feeds:
+            return
+        async with self.live.db.session() as session:
+            heads = await table_log.heads(session, list(self.feeds))
+        for table_id, head in heads.items():
+            feed = self.feeds.get(table_id)
+            if feed is not None and head > feed.version:
+                self._catch_up(feed)
+
     # --- connections ---------------------------------------------------------------------
 
     async def connect(self, conn: Connection) -> list[dict[str, int]]:
@@ -324,17 +342,14 @@ class Hub:
             return []
         first = conn.user.id not in self.users
         self.users.setdefault(conn.user.id, set()).add(conn)
-        playing = await games.playing_for(self.live, conn.user.id)
         if first:
-            self._keep_seats(conn.user.id)
-            # The user may have gone offline from another server process: tell it too.
-            await self.live.publish(CONTROL_CHANNEL, {"type": "back", "user_id": conn.user.id})
-            for entry in playing:
-                await games.player_back(self.live, conn.user.id, entry["game"])
-        return playing
+            await presence.connected(self.live, conn.user)
+        return await games.playing_for(self.live, conn.user.id)
 
     async def disconnect(self, conn: Connection) -> None:
         await conn.finish()
+        if conn not in self.connections:
+            return
         self.connections.discard(conn)
         WS_CONNECTIONS.dec()
         self.lobby.discard(conn)
@@ -349,39 +364,9 @@ class Hub:
             if mine:
                 return
             del self.users[user.id]
-        for entry in await games.playing_for(self.live, user.id):
-            await games.player_away(self.live, user.id, entry["game"])
         if self._stopping:
-            await tables.leave_waiting(self.live, user)
-            return
-        self._keep_seats(user.id)
-        timer = asyncio.get_running_loop().call_later(
-            self.live.settings.disconnect_grace_seconds, self._grace_over, user.id
-        )
-        self._unseating[user.id] = (user, timer)
-        # Another server process where the user is still connected answers `back`.
-        await self.live.publish(CONTROL_CHANNEL, {"type": "gone", "user_id": user.id})
-
-    def _keep_seats(self, user_id: int) -> None:
-        """The user is back: the seats kept for them stay theirs."""
-        pending = self._unseating.pop(user_id, None)
-        if pending is not None:
-            pending[1].cancel()
-
-    def _grace_over(self, user_id: int) -> None:
-        pending = self._unseating.pop(user_id, None)
-        if pending is not None:
-            self.live.spawn(self._unseat(pending[0]))
-
-    async def _unseat(self, user: PlayerRef) -> None:
-        """The grace period of a user who went offline is over: they stand up from the tables
-        where they wait for an opponent or where their game has ended, and a game that started
-        meanwhile at their table counts them as away."""
-        if user.id in self.users:
-            return
-        for entry in await games.playing_for(self.live, user.id):
-            await games.player_away(self.live, user.id, entry["game"])
-        await tables.leave_waiting(self.live, user)
+            return  # the lifespan takes everyone here offline at once
+        await presence.disconnected(self.live, user.id)
 
     # --- lobby ---------------------------------------------------------------------------
 
@@ -442,7 +427,7 @@ class Hub:
         feed = self.feeds.get(table.id)
         if feed is None:
             return 0
-        return self._spectators(feed, {p.id for p in self.live.players_at(table)})
+        return self._spectators(feed, {p.id for p in table.players})
 
     def _spectators_changed(self, feed: TableFeed) -> None:
         """Someone started or stopped watching: tell the lobby, at most once a second per
@@ -459,14 +444,9 @@ class Hub:
 
     def _announce_spectators(self, feed: TableFeed) -> None:
         feed.spectators_timer = None
-        if feed.unlisted:
+        if feed.unlisted or feed.summary is None:
             return
         summary = feed.summary
-        if summary is None:
-            table = self.live.tables.get(feed.table_id)
-            if table is None or table.private or table.closed:
-                return
-            summary = self.live.table_payload(table)
         count = self._spectators(feed, {p["id"] for p in summary["players"]})
         if count == feed.spectators_shown:
             return
@@ -475,52 +455,104 @@ class Hub:
         # Counted by this process, so told to its own lobby subscribers only.
         self._to_lobby(dumps({"type": "lobby_table", "room": summary["room"], "table": summary}))
 
-    # --- tables --------------------------------------------------------------------------
+    # --- table events --------------------------------------------------------------------
+
+    def deliver(self, events: Sequence[StoredEvent]) -> None:
+        """Stored events, from this process's use cases (`LivePlay.announce`)."""
+        for event in events:
+            feed = self.feeds.get(event.table_id)
+            if feed is not None and feed.ready.done():
+                self._offer(feed, event)
+
+    def _offer(self, feed: TableFeed, event: StoredEvent) -> None:
+        """Deliver the table's next event; ignore one already delivered; read the log when
+        some are missing before it."""
+        if event.seq <= feed.version:
+            return
+        if event.seq > feed.version + 1:
+            self._catch_up(feed)
+            return
+        feed.version = event.seq
+        feed.events.append(event)
+        frame = event.frame
+        for conn, seen in tuple(feed.watchers.items()):
+            if seen == event.seq - 1:
+                conn.send_text(frame)
+                feed.watchers[conn] = event.seq
+            elif seen < event.seq - 1:  # it missed some: bring it up from the log
+                del feed.watchers[conn]
+                self.live.spawn(self._bring_up(conn, feed, seen))
+
+    def _catch_up(self, feed: TableFeed) -> None:
+        if feed.catching_up is None or feed.catching_up.done():
+            feed.catching_up = asyncio.create_task(self._read_missed(feed))
+
+    async def _read_missed(self, feed: TableFeed) -> None:
+        try:
+            while True:
+                async with self.live.db.session() as session:
+                    missed = await table_log.since(
+                        session, feed.table_id, feed.version, CATCH_UP_BATCH
+                    )
+                for event in missed:
+                    self._offer(feed, event)
+                if len(missed) < CATCH_UP_BATCH:
+                    return
+        except Exception:  # the next comparison of heads tries again
+            logger.warning("cannot read table %d's events yet", feed.table_id, exc_info=True)
 
     async def _feed(self, table_id: int) -> TableFeed:
         feed = self.feeds.get(table_id)
         if feed is None:
-            self._feeds_made += 1
-            feed = TableFeed(table_id, f"{self.epoch}.{self._feeds_made}")
+            feed = TableFeed(table_id)
             self.feeds[table_id] = feed
             feed.task = asyncio.create_task(self._run_feed(feed), name=f"feed-{table_id}")
         await asyncio.shield(feed.ready)
         return feed
 
     async def _run_feed(self, feed: TableFeed) -> None:
+        """Follow the table's ring on the broker, subscribed before its log's head is read so
+        that nothing falls in between."""
         channel = table_channel(feed.table_id)
         while True:
             try:
                 async with self.live.broker.subscribe(channel) as sub:
                     if not feed.ready.done():
+                        try:
+                            async with self.live.db.session() as session:
+                                feed.version = await table_log.head(session, feed.table_id)
+                        except Exception as exc:
+                            feed.ready.set_exception(exc)
+                            self._drop_feed(feed)
+                            return
                         feed.ready.set_result(None)
-                    else:  # events were lost while resubscribing: start everyone afresh
-                        feed.events.clear()
-                        for conn in tuple(feed.watchers):
-                            self.live.spawn(self._resend(conn, feed))
-                    async for text in sub:
-                        await self._table_event(feed, text)
+                    else:
+                        self._catch_up(feed)
+                    async for frame in sub:
+                        self._offer(feed, StoredEvent.of_frame(feed.table_id, frame))
                     return
             except SubscriberDropped:
-                logger.warning("fell behind on table %d; resynchronising", feed.table_id)
+                logger.warning("fell behind on table %d; catching up", feed.table_id)
 
-    async def _table_event(self, feed: TableFeed, text: str) -> None:
-        feed.version += 1
-        versioned = f'{{"v":{feed.version},{text[1:]}'
-        feed.events.append((feed.version, versioned))
-        for conn in tuple(feed.watchers):
-            conn.send_text(versioned)
-        try:
-            await games.observe_text(self.live, text)
-        except Exception:  # never let one odd event stop the table's feed
-            logger.exception("cannot follow an event of table %d", feed.table_id)
-
-    async def _resend(self, conn: Connection, feed: TableFeed) -> None:
-        try:
-            snap = await tables.snapshot(self.live, feed.table_id, conn.user_id)
-        except PlayError:
-            return
-        conn.send({"type": "table", "v": feed.version, "epoch": feed.epoch} | snap)
+    async def _bring_up(self, conn: Connection, feed: TableFeed, seen: int) -> None:
+        """Send a connection the table's events after `seen` (kept here or read from the log),
+        then let it follow the table with everyone."""
+        while conn.state is ConnectionState.OPEN and feed.table_id in conn.tables:
+            if seen >= feed.version:
+                feed.watchers[conn] = seen  # no await since the comparison: nothing missed
+                self._spectators_changed(feed)
+                return
+            kept = [e for e in feed.events if e.seq > seen]
+            if not kept or kept[0].seq != seen + 1:
+                async with self.live.db.session() as session:
+                    kept = await table_log.since(session, feed.table_id, seen, CATCH_UP_BATCH)
+            before = seen
+            for event in kept:
+                if event.seq == seen + 1:
+                    conn.send_text(event.frame)
+                    seen = event.seq
+            if seen == before:  # the log has nothing newer (cannot be): follow from here
+                feed.version = max(feed.version, seen)
 
     async def watch(
         self,
@@ -536,60 +568,72 @@ class Hub:
                 "rate_limited", f"a connection watches at most {MAX_WATCHED_TABLES} tables"
             )
         feed = await self._feed(table_id)
-        if since is not None and epoch == feed.epoch:
-            missed = feed.missed(since)
-            if missed is not None:
-                for text in missed:
-                    conn.send_text(text)
-                conn.send(
-                    {"type": "synced", "table": table_id, "v": feed.version, "epoch": feed.epoch}
-                )
-                self._add_watcher(conn, feed)
-                return
+        self._leave_feed(conn, feed)
         try:
+            if since is not None and epoch == EPOCH:
+                missed = await tables.missed(self.live, table_id, since, conn.user_id, invite)
+                if missed is not None:
+                    seen = since
+                    for event in missed:
+                        conn.send_text(event.frame)
+                        seen = event.seq
+                    conn.tables.add(table_id)
+                    await self._bring_up(conn, feed, seen)
+                    version = feed.watchers.get(conn, seen)
+                    conn.send({"type": "synced", "table": table_id, "v": version, "epoch": EPOCH})
+                    return
             snap = await tables.snapshot(self.live, table_id, conn.user_id, invite)
         except PlayError:
             if not feed.watchers:
-                self._drop_feed(feed)
+                self._linger(feed)
             raise
-        # No await between reading the snapshot and joining: no event can fall in between.
-        self._add_watcher(conn, feed)
+        conn.tables.add(table_id)
         seated = {p["id"] for p in snap["table"]["players"]}
-        snap["table"]["spectators"] = self._spectators(feed, seated)
-        conn.send({"type": "table", "v": feed.version, "epoch": feed.epoch} | snap)
-
-    def _add_watcher(self, conn: Connection, feed: TableFeed) -> None:
+        snap["table"]["spectators"] = self._spectators(feed, seated) + (
+            conn.user is None or conn.user.id not in seated
+        )
+        conn.send({"type": "table", "epoch": EPOCH} | snap)
         if feed.linger is not None:
             feed.linger.cancel()
             feed.linger = None
-        if conn not in feed.watchers:
-            feed.watchers.add(conn)
+        await self._bring_up(conn, feed, snap["v"])
+
+    def _leave_feed(self, conn: Connection, feed: TableFeed) -> None:
+        if feed.watchers.pop(conn, None) is not None:
             self._spectators_changed(feed)
-        conn.tables.add(feed.table_id)
 
     def unwatch(self, conn: Connection, table_id: int) -> None:
         conn.tables.discard(table_id)
         feed = self.feeds.get(table_id)
         if feed is not None:
-            if conn in feed.watchers:
-                feed.watchers.discard(conn)
-                self._spectators_changed(feed)
-            if not feed.watchers and feed.linger is None:
-                feed.linger = asyncio.get_running_loop().call_later(
-                    FEED_LINGER_SECONDS, self._drop_feed, feed
-                )
+            self._leave_feed(conn, feed)
+            if not feed.watchers:
+                self._linger(feed)
+
+    def _linger(self, feed: TableFeed) -> None:
+        if feed.linger is None:
+            feed.linger = asyncio.get_running_loop().call_later(
+                FEED_LINGER_SECONDS, self._drop_feed, feed
+            )
 
     def _drop_feed(self, feed: TableFeed) -> None:
+        feed.linger = None
         if feed.watchers:
             return
         if self.feeds.get(feed.table_id) is feed:
             del self.feeds[feed.table_id]
         if feed.spectators_timer is not None:
             feed.spectators_timer.cancel()
-        if feed.task is not None:
-            feed.task.cancel()
+        for task in (feed.task, feed.catching_up):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
 
     # --- administration ------------------------------------------------------------------
+
+    def _banned(self, user_id: int, reason: str) -> None:
+        for conn in tuple(self.users.get(user_id, ())):
+            conn.error("unauthorized", reason)
+            conn.close(CLOSE_POLICY, reason[:120])
 
     async def _control_event(self, text: str) -> None:
         try:
@@ -601,46 +645,31 @@ class Hub:
         if kind == "kick":
             await self._kick(event)
         elif kind == "ban":
-            reason = str(event.get("reason") or "banned by an administrator")
-            for conn in tuple(self.users.get(int(event["user_id"]), ())):
-                conn.error("unauthorized", reason)
-                conn.close(CLOSE_POLICY, reason[:120])
+            self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
         elif kind == "room_closed":
             room_id = int(event["room_id"])
             await self._lobby_event(dumps({"type": "room_closed", "room": room_id}))
-        elif kind == "back":
-            self._keep_seats(int(event["user_id"]))
-        elif kind == "gone":
-            user_id = int(event["user_id"])
-            if user_id in self.users:  # still connected here: their seats stay
-                await self.live.publish(CONTROL_CHANNEL, {"type": "back", "user_id": user_id})
         else:
             logger.warning("ignoring an unknown control event %r", kind)
 
     async def _kick(self, event: dict[str, Any]) -> None:
-        """Send a user away from a table, a room's tables, or (neither given) the server."""
+        """Send a user away from tables (`table_ids`, or one `table_id`), or (none given) from
+        the server; they stand up there if no game is in progress."""
         user_id = int(event["user_id"])
         reason = str(event.get("reason") or "removed by an administrator")
         conns = tuple(self.users.get(user_id, ()))
-        table_id, room_id = event.get("table_id"), event.get("room_id")
-        if table_id is None and room_id is None:
+        table_ids = event.get("table_ids")
+        if table_ids is None and event.get("table_id") is not None:
+            table_ids = [int(event["table_id"])]
+        if table_ids is None:
             for conn in conns:
                 conn.send({"type": "kicked", "table": None, "reason": reason})
                 conn.close(CLOSE_POLICY, reason[:120])
             return
-        if table_id is not None:
-            affected = {int(table_id)}
-        else:
-            affected = {
-                tid
-                for conn in conns
-                for tid in conn.tables
-                if (info := self.live.tables.get(tid)) is not None and info.room_id == room_id
-            }
-        for tid in affected:
+        for tid in table_ids:
             for conn in conns:
                 if tid in conn.tables:
                     self.unwatch(conn, tid)
                     conn.send({"type": "kicked", "table": tid, "reason": reason})
-            with contextlib.suppress(PlayError):
+            with contextlib.suppress(PlayError):  # not seated there, or stood up already
                 await tables.leave(self.live, PlayerRef(user_id, ""), tid)

@@ -7,6 +7,8 @@ and table events go out at once, or queue while the client's socket is full (see
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import gc
 import json
@@ -28,13 +30,14 @@ from app.realtime.connections import (
     CLOSE_POLICY,
     CLOSE_SERVER_ERROR,
     CLOSE_TOO_BIG,
+    CLOSE_TRY_AGAIN,
     CLOSE_UNSUPPORTED,
     FLOOD_LIMIT,
     Connection,
     ConnectionState,
     Hub,
 )
-from app.services import accounts, games, tables
+from app.services import accounts, games, presence, tables
 from app.services.admin import MoveRate
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -51,7 +54,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     """Lifespan part: recover the games in progress, then beat and serve the hub until shutdown."""
     live = LivePlay(app.state.db, app.state.broker, app.state.settings)
     await live.start()
-    hub = Hub(live)
+    hub = Hub(live, app.state.settings.sweep_seconds)
     await hub.start()
     rate: MoveRate = app.state.move_rate
 
@@ -67,10 +70,12 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     except BaseException:
         await beats.release()
         raise
+    live.instance = beats.instance
     beats.start()
     if recovered:
         logger.info("recovered %d games in progress", recovered)
     app.state.live, app.state.hub = live, hub
+    sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
     # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
@@ -86,11 +91,30 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
         try:
             await hub.stop()
+            try:
+                await presence.stopped(live)
+            except Exception:  # the others' sweep takes these users offline then
+                logger.warning("cannot record who was connected here", exc_info=True)
             await live.stop()
         finally:
             await beats.stop()
+
+
+async def _sweep(live: LivePlay) -> None:
+    """Run `presence.sweep` every `sweep_seconds`, whatever fails (it is tried again)."""
+    while True:
+        await asyncio.sleep(live.settings.sweep_seconds)
+        try:
+            await presence.sweep(live)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.warning("the live-play sweep failed; retrying", exc_info=True)
 
 
 async def _authenticate(websocket: WebSocket, token: str | None) -> tuple[bool, Any]:
@@ -107,7 +131,12 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
     hub: Hub = websocket.app.state.hub
     settings = websocket.app.state.settings
     await websocket.accept()
-    ok, user = await _authenticate(websocket, token)
+    try:
+        ok, user = await _authenticate(websocket, token)
+    except Exception:
+        logger.warning("cannot authenticate a websocket: database unavailable", exc_info=True)
+        await websocket.close(CLOSE_TRY_AGAIN, "the database is unavailable; try again later")
+        return
     if not ok:
         message = "invalid, expired or banned token"
         await websocket.send_text(
@@ -118,7 +147,12 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
     player = PlayerRef(user.id, user.name) if user is not None else None
     conn = Connection(websocket, player, settings.ws_messages_per_second)
     try:
-        playing = await hub.connect(conn)
+        try:
+            playing = await hub.connect(conn)
+        except Exception:
+            logger.warning("cannot serve a websocket: database unavailable", exc_info=True)
+            conn.close(CLOSE_TRY_AGAIN, "the database is unavailable; try again later")
+            return
         conn.send(
             {
                 "type": "welcome",
@@ -258,6 +292,8 @@ async def _rematch(hub: Hub, conn: Connection, m: p.Rematch) -> None:
 
 async def _chat(hub: Hub, conn: Connection, m: p.Chat) -> None:
     user = _user(conn)
+    if m.table not in conn.tables:  # watching was granted (a private table's invite checked)
+        raise PlayError("not_found", f"watch table {m.table} to chat there")
     if not conn.chats.take():
         window = CHAT_BURST / CHAT_PER_SECOND
         raise PlayError(

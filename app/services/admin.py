@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections import deque
 from collections.abc import Coroutine, Iterable, Sequence
@@ -24,11 +25,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User, utcnow
 from app.db.models import Game as GameRow
+from app.db.table_log import StoredEvent
 from app.metrics import MOVES_ACCEPTED
-from app.rules import Color, Termination, get_variant
+from app.rules import Termination
 from app.services import games, heartbeat, tables
-from app.services.games import stored_clock
-from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError
+from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError, read_table
 
 ROOM_SETTINGS = (
     "name",
@@ -102,20 +103,22 @@ async def _each(jobs: Iterable[Coroutine[Any, Any, None]]) -> None:
 
 async def _announce(
     live: LivePlay,
-    reason: str,
+    events: Sequence[StoredEvent],
     *,
-    ended: Sequence[int] = (),
-    closed: Sequence[int] = (),
     control: dict[str, Any] | None = None,
     unseat: tuple[PlayerRef, Sequence[int]] | None = None,
 ) -> None:
-    """Tell the server what was committed: endings, closings, the control event, and seats
-    given up (also when the user has no connection for the control event to reach).
+    """Tell the server what was committed: the table events stored with the change, the
+    control event, and seats given up (also when the user has no connection for the control
+    event to reach).
 
-    The action is stored either way; if the broker is down its clients learn it on resync.
+    The action and its table events are stored either way; if the broker is down every
+    process still finds the events in the tables' logs.
     """
-    await _each(games.announce_ending(live, game_id, reason) for game_id in ended)
-    await _each(tables.announce_closing(live, table_id, reason) for table_id in closed)
+    for game_id in {json.loads(e.payload).get("game") for e in events} - {None}:
+        games.forget(live, game_id)
+    await live.announce(events)
+    await _each(_tell_lobby(live, table_id) for table_id in sorted({e.table_id for e in events}))
     if control is not None:
         await live.publish(CONTROL_CHANNEL, control)
     if unseat is not None:
@@ -125,26 +128,24 @@ async def _announce(
                 await tables.leave(live, user, table_id)
 
 
+async def _tell_lobby(live: LivePlay, table_id: int) -> None:
+    with contextlib.suppress(PlayError):
+        await live.publish_lobby(await tables.load_table(live, table_id))
+
+
 # --- ending games --------------------------------------------------------------------------
 
 
-def _turn(row: GameRow) -> Color:
-    """The side to move in a stored game, from its start position and its ply count."""
-    first: Color = get_variant(row.variant).position(row.start_fen).turn
-    return first if row.ply_count % 2 == 0 else first.other
-
-
-def _end(row: GameRow, result: str, now: datetime) -> None:
-    """Record an administrator's ending on a locked game row, stopping its clock now."""
-    row.status = "aborted" if result == "*" else "finished"
-    row.result = result
-    row.termination = Termination.ADMIN.value
-    row.finished_at = now
-    clock = stored_clock(row)
-    if clock is not None:
-        turn, at = _turn(row), now.timestamp()
-        row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, at))
-        row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, at))
+async def _end(
+    live: LivePlay, session: AsyncSession, row: GameRow, result: str, note: str
+) -> list[StoredEvent]:
+    """Record an administrator's ending on a locked game row, stopping its clock now, with
+    its events."""
+    status = "aborted" if result == "*" else "finished"
+    events = await games.store_ending(
+        live, session, row.id, result, Termination.ADMIN.value, status=status, reason=note, row=row
+    )
+    return events or []
 
 
 async def _playing_at(
@@ -169,7 +170,7 @@ async def end_game(
         raise NotFound(f"game {game_id}")
     if row.status != "playing" or row.table_id is None:
         raise Refused("game_over", f"game {game_id} is not in progress ({row.result})")
-    _end(row, result, utcnow())
+    events = await _end(live, session, row, result, note)
     entry = _audit(
         session,
         actor,
@@ -182,7 +183,7 @@ async def end_game(
         ply=row.ply_count,
     )
     await session.commit()
-    await _announce(live, note, ended=[game_id])
+    await _announce(live, events)
     return entry
 
 
@@ -200,11 +201,11 @@ async def close_table(
         raise NotFound(f"table {table_id}")
     if table.status == "closed":
         raise Refused("table_closed", f"table {table_id} is already closed")
-    now = utcnow()
     ended = await _playing_at(session, [table_id])
+    events: list[StoredEvent] = []
     for row in ended:
-        _end(row, result, now)
-    table.status, table.closed_at = "closed", now
+        events += await _end(live, session, row, result, note)
+    events += await tables.record_closing(live, session, table_id, note)
     entry = _audit(
         session,
         actor,
@@ -217,7 +218,7 @@ async def close_table(
         games=[g.id for g in ended],
     )
     await session.commit()
-    await _announce(live, note, ended=[g.id for g in ended], closed=[table_id])
+    await _announce(live, events)
     return entry
 
 
@@ -245,18 +246,12 @@ async def live_tables(
         raise NotFound(f"room {room_id}")
     rows = await session.execute(select(Room.id, Room.slug))
     slugs = {room: slug for room, slug in rows.all()}
-    table_ids = await _open_table_ids(session, room_id)
-    # Live play reads through sessions of its own: end this one's transaction first (SQLite
-    # lets one transaction at a time hold the database).
-    await session.commit()
     found = []
-    for table_id in table_ids:
-        with contextlib.suppress(PlayError):  # closed meanwhile
-            # What this process knows, as the lobby shows it; read from storage if nothing.
-            table = live.tables.get(table_id) or await tables.load_table(live, table_id)
-            if not table.closed:
-                payload = live.table_payload(table, with_invite=True)
-                found.append(payload | {"room_slug": slugs.get(table.room_id, "")})
+    for table_id in await _open_table_ids(session, room_id):
+        table = await read_table(session, table_id)
+        if table is not None and not table.closed:
+            payload = live.table_payload(table, with_invite=True)
+            found.append(payload | {"room_slug": slugs.get(table.room_id, "")})
     return found
 
 
@@ -354,10 +349,11 @@ async def close_room(
         ).all()
     )
     ended = await _playing_at(session, [t.id for t in closed])
+    events: list[StoredEvent] = []
     for row in ended:
-        _end(row, result, now)
+        events += await _end(live, session, row, result, note)
     for table in closed:
-        table.status, table.closed_at = "closed", now
+        events += await tables.record_closing(live, session, table.id, note)
     room.is_open, room.closed_at = False, now
     entry = _audit(
         session,
@@ -371,13 +367,7 @@ async def close_room(
         games=[g.id for g in ended],
     )
     await session.commit()
-    await _announce(
-        live,
-        note,
-        ended=[g.id for g in ended],
-        closed=[t.id for t in closed],
-        control={"type": "room_closed", "room_id": room_id},
-    )
+    await _announce(live, events, control={"type": "room_closed", "room_id": room_id})
     return entry
 
 
@@ -424,9 +414,9 @@ async def kick(
     else:
         scope = []
     ended = await _playing_at(session, scope, user_id)
-    now = utcnow()
+    events: list[StoredEvent] = []
     for row in ended:
-        _end(row, result, now)
+        events += await _end(live, session, row, result, note)
     details: dict[str, Any] = {"name": user.name, "table": table_id, "room": room_id}
     if ended:
         details |= {"games": [g.id for g in ended], "result": result}
@@ -434,13 +424,11 @@ async def kick(
     await session.commit()
     await _announce(
         live,
-        note,
-        ended=[g.id for g in ended],
+        events,
         control={
             "type": "kick",
             "user_id": user_id,
-            "table_id": table_id,
-            "room_id": room_id,
+            "table_ids": scope if table_id is not None or room_id is not None else None,
             "reason": note,
         },
         unseat=(PlayerRef(user.id, user.name), scope),
@@ -464,7 +452,7 @@ async def ban(
     entry = _audit(session, actor, "user.ban", "user", user_id, note, name=user.name)
     await session.commit()
     await _announce(
-        live, note, control={"type": "ban", "user_id": user_id, "reason": f"banned: {note}"}
+        live, [], control={"type": "ban", "user_id": user_id, "reason": f"banned: {note}"}
     )
     return entry
 

@@ -1,38 +1,41 @@
-"""Playing a game: moves, endings, clocks and flags, absences, and recovery after a restart.
+"""Playing a game: moves, endings, clocks and flags, draw offers, absences, and recovery.
 
-Every change follows the same order: check it against the cached game, store it with a write
-conditional on the state the cache believed in, and only then tell the table through the broker.
+Moves take the fast path: checked against the cached game, stored by the group-commit writer
+with a write conditional on the ply the cache believed in, together with their table events.
 A write that matches no row means another process got there first: the cache is dropped and
-rebuilt from the database, and the request is refused as stale.
+rebuilt from the database, and the request is refused as stale. Everything else a game keeps
+(endings, draw offers, absences) is decided on the game's row, locked and read afresh in the
+transaction that changes it, so it holds whichever process the players are on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
-import re
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from prometheus_client import Counter
 from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Game as GameRow
 from app.db.models import Move as MoveRow
 from app.db.models import User
+from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
 from app.rules import Color, Game, RulesError, get_variant
 from app.services import heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
-from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
+from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, dumps, read_table
+from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
 
 RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+FLAG_RETRY_SECONDS = 1.0
 
 
 @functools.cache
@@ -48,15 +51,16 @@ def result_for(winner: Color | None) -> str:
     return "1-0" if winner is Color.BLACK else "0-1"
 
 
-def as_unix(moment: datetime) -> float:
-    """Unix seconds of a stored time (SQLite returns naive datetimes, which are UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+@functools.lru_cache(maxsize=1024)
+def _first_turn(variant: str, start_fen: str | None) -> Color:
+    turn: Color = get_variant(variant).position(start_fen).turn
+    return turn
 
 
-def as_datetime(unix: float) -> datetime:
-    return datetime.fromtimestamp(unix, UTC)
+def _turn(row: GameRow) -> Color:
+    """The side to move in a stored game."""
+    first = _first_turn(row.variant, row.start_fen)
+    return first if row.ply_count % 2 == 0 else first.other
 
 
 def stored_clock(row: GameRow) -> GameClock | None:
@@ -71,6 +75,35 @@ def stored_clock(row: GameRow) -> GameClock | None:
         white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
         turn_started=as_unix(row.last_move_at or row.started_at),
     )
+
+
+def _offer_ply(row: GameRow, colour: Color) -> int | None:
+    return row.black_offer_ply if colour is Color.BLACK else row.white_offer_ply
+
+
+def standing_offer(row: GameRow) -> Color | None:
+    """The draw offer that stands: made at this ply, or made by the side to move then, who has
+    moved since (a move answering an offer declines it; offering then moving does not)."""
+    if row.draw_offer is None:
+        return None
+    by = Color(row.draw_offer)
+    at = _offer_ply(row, by)
+    if at is None:
+        return None
+    if row.ply_count == at:
+        return by
+    first = _first_turn(row.variant, row.start_fen)
+    to_move_then = first if at % 2 == 0 else first.other
+    return by if row.ply_count == at + 1 and to_move_then is by else None
+
+
+def _away(row: GameRow) -> dict[Color, float]:
+    away = {}
+    if row.black_away_since is not None:
+        away[Color.BLACK] = as_unix(row.black_away_since)
+    if row.white_away_since is not None:
+        away[Color.WHITE] = as_unix(row.white_away_since)
+    return away
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -94,7 +127,6 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
     game = Game(get_variant(row.variant), start_fen=row.start_fen)
     for text in moves:
         game.play(text)
-    clock = stored_clock(row)
     return LiveGame(
         id=row.id,
         table_id=row.table_id,
@@ -104,10 +136,12 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
         black=PlayerRef(row.black_id, names.get(row.black_id, "?")),
         white=PlayerRef(row.white_id, names.get(row.white_id, "?")),
         game=game,
-        clock=clock,
+        clock=stored_clock(row),
         status=row.status,
         result=row.result,
         termination=row.termination,
+        draw_offer=standing_offer(row),
+        away=_away(row),
     )
 
 
@@ -135,8 +169,16 @@ def _forget(live: LivePlay, lg: LiveGame) -> None:
     if lg.timer is not None:
         lg.timer.cancel()
         lg.timer = None
-    if live.games.pop(lg.id, None) is not None:
+    if live.games.get(lg.id) is lg:
+        del live.games[lg.id]
         GAMES_LIVE.dec()
+
+
+def forget(live: LivePlay, game_id: int) -> None:
+    """Drop this process's copy of a game (it changed in storage)."""
+    cached = live.games.get(game_id)
+    if cached is not None:
+        _forget(live, cached)
 
 
 async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
@@ -146,63 +188,6 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     if fresh.status != "playing":
         return PlayError("game_over", f"game {lg.id} has ended ({fresh.result})")
     return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
-
-
-# Events that change what a process keeps of a game besides the stored record.
-_NOTED = frozenset(("draw_offered", "draw_declined", "player_away", "player_back"))
-
-
-async def observe(live: LivePlay, event: dict[str, Any]) -> None:
-    """Follow a table event that may come from another process serving the same game, so that
-    this process's copy agrees: a move it has not seen drops the copy (reloaded when needed);
-    offers and absences, which are not stored, are noted. Events of this process are already
-    applied, so they change nothing."""
-    kind = event["type"]
-    if kind == "rematch_offered":
-        table = live.tables.get(event["table"])
-        if table is not None and live.table_status(table) == "finished":
-            live.rematch.setdefault(table.id, set()).add(event["by"]["id"])
-        return
-    if kind in ("move", "game_ended"):
-        lg = live.games.get(event["game"])
-        if lg is not None and (kind == "game_ended" or lg.game.ply < event["ply"]):
-            _forget(live, lg)
-            if kind == "game_ended":
-                live.seated_after[lg.table_id] = [lg.black, lg.white]
-        return
-    if kind not in _NOTED:
-        return
-    async with live.game_lock(event["game"]):
-        lg = await _get(live, event["game"])
-        if lg.status != "playing":
-            return
-        if kind == "draw_offered" and lg.draw_offer is None:
-            lg.draw_offer = Color(event["by"])
-            lg.offered_at[lg.draw_offer] = lg.game.ply
-        elif kind == "draw_declined":
-            lg.draw_offer = None
-        elif kind == "player_away":
-            lg.away.setdefault(Color(event["colour"]), event["since"] / 1000)
-        elif kind == "player_back":
-            lg.away.pop(Color(event["colour"]), None)
-
-
-# The head of a `move` event as `play_move` writes it: enough to see that the move is known here.
-_MOVE_HEAD = re.compile(r'\{"type":"move","table":\d+,"game":(\d+),"ply":(\d+),')
-
-
-async def observe_text(live: LivePlay, text: str) -> None:
-    """`observe` an event as it travels (JSON text). Most events are moves that this process
-    made itself and already holds: those are recognised from the head of the text, without
-    reading the rest; chat changes nothing."""
-    if text.startswith('{"type":"chat"'):
-        return
-    head = _MOVE_HEAD.match(text)
-    if head is not None:
-        lg = live.games.get(int(head[1]))
-        if lg is None or lg.game.ply >= int(head[2]):
-            return
-    await observe(live, json.loads(text))
 
 
 async def load(live: LivePlay, game_id: int) -> LiveGame:
@@ -226,9 +211,9 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
     - one beat recently: the cluster kept running (a rolling restart, a process joining): the
       games are loaded as stored, their running turns keep running;
     - otherwise every server was down since the newest beat: each game in progress has the start
-      of its running turn (`last_move_at`, or `started_at` before the first move) moved later by
-      the downtime, never past now. The time the side to move spent before the crash stays
-      charged (give or take one heartbeat interval), the downtime is not;
+      of its running turn (`last_move_at`, or `started_at` before the first move) and its
+      deadline moved later by the downtime, never past now. The time the side to move spent
+      before the crash stays charged (give or take one heartbeat interval), the downtime is not;
     - no beat at all (a new database): the running turns start again now.
     """
     now = as_datetime(time.time())
@@ -241,31 +226,31 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
         )
         rows = (
             await conn.execute(
-                select(GameRow.id, GameRow.started_at, GameRow.last_move_at).where(*playing)
+                select(
+                    GameRow.id, GameRow.started_at, GameRow.last_move_at, GameRow.deadline_at
+                ).where(*playing)
             )
         ).all()
         game_ids = [row.id for row in rows]
         if rows and not others.running:
-            if others.last_alive is None:
-                turns = [{"game": row.id, "turn_started": now} for row in rows]
-            else:
-                downtime = max(0.0, as_unix(now) - as_unix(others.last_alive))
-                turns = [
-                    {
-                        "game": row.id,
-                        "turn_started": as_datetime(
-                            min(
-                                as_unix(now),
-                                as_unix(row.last_move_at or row.started_at) + downtime,
-                            )
-                        ),
-                    }
-                    for row in rows
-                ]
+            turns = []
+            for row in rows:
+                began = as_unix(row.last_move_at or row.started_at)
+                if others.last_alive is None:
+                    moved = as_unix(now)
+                else:
+                    downtime = max(0.0, as_unix(now) - as_unix(others.last_alive))
+                    moved = min(as_unix(now), began + downtime)
+                deadline = row.deadline_at
+                if deadline is not None:
+                    deadline = as_datetime(as_unix(deadline) + moved - began)
+                turns.append(
+                    {"game": row.id, "turn_started": as_datetime(moved), "deadline": deadline}
+                )
             await conn.execute(
                 update(GameRow)
                 .where(GameRow.id == bindparam("game"))
-                .values(last_move_at=bindparam("turn_started")),
+                .values(last_move_at=bindparam("turn_started"), deadline_at=bindparam("deadline")),
                 turns,
             )
     for game_id in game_ids:
@@ -327,7 +312,21 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
 
 
 async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
-    return game_payload(live, await load(live, game_id), time.time())
+    """The game as stored now (the cached copy serves if it is still current)."""
+    async with live.game_lock(game_id):
+        async with live.db.session() as session:
+            row = await session.get(GameRow, game_id)
+        if row is None:
+            raise PlayError("not_found", f"no game {game_id}")
+        lg = live.games.get(game_id)
+        if lg is None or lg.game.ply != row.ply_count or row.status != "playing":
+            if lg is not None:
+                _forget(live, lg)
+            lg = await _get(live, game_id)
+        else:
+            lg.clock = stored_clock(row)
+        lg.draw_offer, lg.away = standing_offer(row), _away(row)
+        return game_payload(live, lg, time.time())
 
 
 # --- moves ---------------------------------------------------------------------------------
@@ -340,18 +339,54 @@ def _player(lg: LiveGame, user_id: int) -> Color:
     return colour
 
 
-def _playing(lg: LiveGame) -> None:
-    if lg.status != "playing":
-        raise PlayError("game_over", f"game {lg.id} has ended ({lg.result})")
+def _move_event(
+    lg: LiveGame, move_text: str, clock: GameClock | None, now: float, over: bool
+) -> dict[str, Any]:
+    turn: Color = lg.game.position.turn
+    return {
+        "type": "move",
+        "table": lg.table_id,
+        "game": lg.id,
+        "ply": lg.game.ply,
+        "move": move_text,
+        "fen": lg.game.fen(),
+        "turn": turn.value,
+        "clocks": clock.payload(None if over else turn, now) if clock else None,
+        "legal_moves": lg.game.legal_move_texts(),
+    }
+
+
+def _ended_event(
+    table_id: int,
+    game_id: int,
+    result: str,
+    termination: str,
+    clocks: dict[str, int] | None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "type": "game_ended",
+        "table": table_id,
+        "game": game_id,
+        "result": result,
+        "termination": termination,
+        "winner": {"1-0": "black", "0-1": "white"}.get(result),
+        "clocks": clocks,
+    } | ({"reason": reason} if reason is not None else {})
 
 
 async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: int) -> None:
     """Validate, store, then announce one move; raise PlayError (and change nothing) if refused."""
     async with live.game_lock(game_id):
         lg = await _get(live, game_id)
+        if ply > lg.game.ply and lg.status == "playing":
+            # The player has seen moves this copy has not (played through another process).
+            _forget(live, lg)
+            lg = await _get(live, game_id)
         try:
             colour = _player(lg, user_id)
-            _playing(lg)
+            if lg.status != "playing":
+                raise PlayError("game_over", f"game {lg.id} has ended ({lg.result})")
             if ply != lg.game.ply:
                 raise PlayError("stale_ply", f"game {game_id} is at ply {lg.game.ply}, not {ply}")
             if colour is not lg.game.position.turn:
@@ -361,7 +396,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             raise
         now = time.time()
         if lg.clock is not None and lg.clock.left(colour, colour, now) <= 0:
-            await _finish(live, lg, result_for(colour.other), "timeout", now)
+            await _end(live, game_id, result_for(colour.other), "timeout", ply=lg.game.ply)
             MOVES_REJECTED.labels("game_over").inc()
             raise PlayError("game_over", "your time ran out")
         try:
@@ -371,22 +406,33 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             raise PlayError(exc.code, str(exc)) from exc
         clock = lg.clock.after_move(colour, now) if lg.clock is not None else None
         outcome = lg.game.outcome()
+        move_text = str(move)
+        events = [_move_event(lg, move_text, clock, now, outcome is not None)]
         ending: dict[str, Any] = {}
+        deadline = None
         if outcome is not None:
             ending = {
                 "status": "finished",
                 "result": outcome.result(),
                 "termination": outcome.termination.value,
             }
-        move_text = str(move)
+            clocks = clock.payload(None, now) if clock else None
+            events.append(
+                _ended_event(lg.table_id, game_id, ending["result"], ending["termination"], clocks)
+            )
+        elif clock is not None:
+            deadline = as_datetime(clock.deadline(lg.game.position.turn))
         commit = MoveCommit(
             game_id=game_id,
+            table_id=lg.table_id,
             ply=lg.game.ply,
             move=move_text,
             at=as_datetime(now),
             clock_ms=clock.stored(colour) if clock is not None else None,
             black_ms=clock.black_ms if clock is not None else None,
             white_ms=clock.white_ms if clock is not None else None,
+            deadline=deadline,
+            events=tuple(dumps(e) for e in events),
             **ending,
         )
         try:
@@ -394,191 +440,240 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         except Exception as exc:
             _forget(live, lg)  # the cache already holds the move: rebuild it on next use
             raise PlayError("server_error", "the move could not be stored; try again") from exc
-        if not stored:
+        if stored is None:
             raise await _refused_stale(live, lg)
         _accepted(lg.variant).inc()
         lg.clock = clock
         if lg.draw_offer is colour.other:
             lg.draw_offer = None  # answering an offer with a move declines it
-        turn: Color = lg.game.position.turn
-        await live.publish(
-            table_channel(lg.table_id),
-            {
-                "type": "move",
-                "table": lg.table_id,
-                "game": game_id,
-                "ply": lg.game.ply,
-                "move": move_text,
-                "fen": lg.game.fen(),
-                "turn": turn.value,
-                "clocks": clock.payload(None if outcome else turn, now) if clock else None,
-                "legal_moves": lg.game.legal_move_texts(),
-            },
-        )
+        await live.announce(stored)
         if outcome is not None:
-            await _ended(live, lg, ending["result"], ending["termination"], "finished", now)
+            lg.status, lg.result, lg.termination = (
+                "finished",
+                ending["result"],
+                ending["termination"],
+            )
+            _forget(live, lg)
+            GAMES_FINISHED.labels(lg.variant, ending["termination"]).inc()
+            await _table_changed(live, lg.table_id)
         else:
             _arm(live, lg)
+
+
+async def _table_changed(live: LivePlay, table_id: int) -> None:
+    """Store and send a table's `table_update` (its seats or status changed with its game)."""
+    async with live.db.session() as session:
+        table = await read_table(session, table_id)
+        if table is None:
+            return
+        events = await live.record(
+            session, table_id, [live.table_update(table)], as_datetime(time.time())
+        )
+        await session.commit()
+    await live.announce(events)
+    await live.publish_lobby(table)
 
 
 # --- endings -------------------------------------------------------------------------------
 
 
-async def _finish(
+async def _locked_row(db: Executor, game_id: int) -> GameRow | None:
+    return (
+        await db.execute(select(GameRow).where(GameRow.id == game_id).with_for_update())
+    ).scalar_one_or_none()
+
+
+async def store_ending(
     live: LivePlay,
-    lg: LiveGame,
+    db: AsyncSession,
+    game_id: int,
     result: str,
     termination: str,
-    now: float,
+    *,
     status: str = "finished",
+    reason: str | None = None,
+    ply: int | None = None,
+    row: GameRow | None = None,
+) -> list[StoredEvent] | None:
+    """End a game in progress in the caller's transaction, with its events (`game_ended` and
+    the table's `table_update`); None if it is not in progress (or, given `ply`, has moved on).
+    `reason` is an administrator's explanation, shown to the players."""
+    if row is None:
+        row = await _locked_row(db, game_id)
+    if row is None or row.status != "playing" or (ply is not None and row.ply_count != ply):
+        return None
+    now = time.time()
+    clock = stored_clock(row)
+    clocks = None
+    if clock is not None:
+        turn = _turn(row)
+        row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, now))
+        row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, now))
+        clocks = {"black": row.black_clock_ms, "white": row.white_clock_ms}
+    row.status, row.result, row.termination = status, result, termination
+    row.finished_at, row.deadline_at, row.draw_offer = as_datetime(now), None, None
+    row.black_away_since = row.white_away_since = None
+    await db.flush()
+    GAMES_FINISHED.labels(row.variant, termination).inc()
+    assert row.table_id is not None
+    table = await read_table(db, row.table_id)
+    assert table is not None
+    return await live.record(
+        db,
+        row.table_id,
+        [
+            _ended_event(row.table_id, game_id, result, termination, clocks, reason),
+            live.table_update(table),
+        ],
+        as_datetime(now),
+    )
+
+
+async def _after(live: LivePlay, game_id: int, events: list[StoredEvent]) -> None:
+    """Send what a committed change stored; an ending drops the cached game."""
+    if any('"type":"game_ended"' in e.payload[:30] for e in events):
+        forget(live, game_id)
+    await live.announce(events)
+    if events:
+        async with live.db.session() as session:
+            table = await read_table(session, events[0].table_id)
+        if table is not None:
+            await live.publish_lobby(table)
+
+
+async def _end(
+    live: LivePlay,
+    game_id: int,
+    result: str,
+    termination: str,
+    *,
+    status: str = "finished",
+    ply: int | None = None,
 ) -> bool:
-    """Store an ending decided by the server (not by a move); False if the game had already
-    ended or moved on elsewhere (the cache is then rebuilt)."""
-    values: dict[str, Any] = {
-        "status": status,
-        "result": result,
-        "termination": termination,
-        "finished_at": as_datetime(now),
-    }
-    if lg.clock is not None:
-        turn: Color = lg.game.position.turn
-        values["black_clock_ms"] = max(0, lg.clock.left(Color.BLACK, turn, now))
-        values["white_clock_ms"] = max(0, lg.clock.left(Color.WHITE, turn, now))
-    async with live.db.engine.begin() as conn:
-        written = await conn.execute(
-            update(GameRow)
-            .where(
-                GameRow.id == lg.id,
-                GameRow.status == "playing",
-                GameRow.ply_count == lg.game.ply,
-            )
-            .values(values)
+    """Store and announce an ending the server decided; False if the game was not in progress
+    (or had moved on from `ply`)."""
+    async with live.db.session() as session:
+        events = await store_ending(
+            live, session, game_id, result, termination, status=status, ply=ply
         )
-    if written.rowcount != 1:
-        _forget(live, lg)
-        return False
-    if lg.clock is not None:
-        lg.clock = GameClock(
-            lg.clock.increment_ms, values["black_clock_ms"], values["white_clock_ms"], now
-        )
-    await _ended(live, lg, result, termination, status, now)
+        if events is None:
+            return False
+        await session.commit()
+    await _after(live, game_id, events)
     return True
 
 
-async def _ended(
+async def _decide(live: LivePlay, user_id: int, game_id: int, action: Any) -> None:
+    """Run `action(session, row, colour)` on the game's locked row for one of its players, then
+    commit and announce what it stored."""
+    async with live.game_lock(game_id), live.db.session() as session:
+        row = await _locked_row(session, game_id)
+        if row is None or row.table_id is None:
+            raise PlayError("not_found", f"no game {game_id}")
+        if user_id == row.black_id:
+            colour = Color.BLACK
+        elif user_id == row.white_id:
+            colour = Color.WHITE
+        else:
+            raise PlayError("not_a_player", f"you do not play in game {game_id}")
+        if row.status != "playing":
+            raise PlayError("game_over", f"game {game_id} has ended ({row.result})")
+        events: list[StoredEvent] = await action(session, row, colour)
+        await session.commit()
+    await _after(live, game_id, events)
+
+
+async def _end_row(
     live: LivePlay,
-    lg: LiveGame,
+    session: AsyncSession,
+    row: GameRow,
     result: str,
     termination: str,
-    status: str,
-    now: float,
-    reason: str | None = None,
-) -> None:
-    """Tell the table a game has ended; both players stay seated for a rematch. `reason` is
-    an administrator's explanation, shown to the players."""
-    lg.status, lg.result, lg.termination = status, result, termination
-    lg.draw_offer = None
-    _forget(live, lg)
-    GAMES_FINISHED.labels(lg.variant, termination).inc()
-    winner = {"1-0": "black", "0-1": "white"}.get(result)
-    live.seated_after[lg.table_id] = [lg.black, lg.white]
-    live.rematch.pop(lg.table_id, None)
-    await live.publish(
-        table_channel(lg.table_id),
-        {
-            "type": "game_ended",
-            "table": lg.table_id,
-            "game": lg.id,
-            "result": result,
-            "termination": termination,
-            "winner": winner,
-            "clocks": lg.clock.payload(None, now) if lg.clock else None,
-        }
-        | ({"reason": reason} if reason is not None else {}),
-    )
-    table = live.tables.get(lg.table_id)
-    if table is not None:
-        await live.publish_table(table)
-
-
-async def _end_by(
-    live: LivePlay, lg: LiveGame, result: str, termination: str, status: str = "finished"
-) -> None:
-    if not await _finish(live, lg, result, termination, time.time(), status):
-        raise await _refused_stale(live, lg)
+    status: str = "finished",
+) -> list[StoredEvent]:
+    """End the game of a locked row known to be in progress."""
+    events = await store_ending(live, session, row.id, result, termination, status=status, row=row)
+    assert events is not None
+    return events
 
 
 async def resign(live: LivePlay, user_id: int, game_id: int) -> None:
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = _player(lg, user_id)
-        _playing(lg)
-        await _end_by(live, lg, result_for(colour.other), "resignation")
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        return await _end_row(live, session, row, result_for(colour.other), "resignation")
+
+    await _decide(live, user_id, game_id, act)
 
 
 async def offer_draw(live: LivePlay, user_id: int, game_id: int) -> None:
     """Offer a draw, or agree to one if the opponent's offer stands."""
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = _player(lg, user_id)
-        _playing(lg)
-        if lg.draw_offer is colour.other:
-            await _end_by(live, lg, "1/2-1/2", "agreement")
-            return
-        if lg.draw_offer is colour or lg.offered_at.get(colour) == lg.game.ply:
+
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        offer = standing_offer(row)
+        if offer is colour.other:
+            return await _end_row(live, session, row, "1/2-1/2", "agreement")
+        if offer is colour or _offer_ply(row, colour) == row.ply_count:
             raise PlayError("draw_offer_limit", "one draw offer per move: make a move first")
-        lg.draw_offer = colour
-        lg.offered_at[colour] = lg.game.ply
-        await live.publish(
-            table_channel(lg.table_id),
-            {"type": "draw_offered", "table": lg.table_id, "game": lg.id, "by": colour.value},
+        row.draw_offer = colour.value
+        if colour is Color.BLACK:
+            row.black_offer_ply = row.ply_count
+        else:
+            row.white_offer_ply = row.ply_count
+        assert row.table_id is not None
+        return await live.record(
+            session,
+            row.table_id,
+            [{"type": "draw_offered", "table": row.table_id, "game": row.id, "by": colour.value}],
+            as_datetime(time.time()),
         )
+
+    await _decide(live, user_id, game_id, act)
 
 
 async def answer_draw(live: LivePlay, user_id: int, game_id: int, *, accept: bool) -> None:
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = _player(lg, user_id)
-        _playing(lg)
-        if lg.draw_offer is not colour.other:
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        if standing_offer(row) is not colour.other:
             raise PlayError("no_draw_offer", "your opponent has not offered a draw")
         if accept:
-            await _end_by(live, lg, "1/2-1/2", "agreement")
-            return
-        lg.draw_offer = None
-        await live.publish(
-            table_channel(lg.table_id),
-            {"type": "draw_declined", "table": lg.table_id, "game": lg.id, "by": colour.value},
+            return await _end_row(live, session, row, "1/2-1/2", "agreement")
+        row.draw_offer = None
+        assert row.table_id is not None
+        return await live.record(
+            session,
+            row.table_id,
+            [{"type": "draw_declined", "table": row.table_id, "game": row.id, "by": colour.value}],
+            as_datetime(time.time()),
         )
+
+    await _decide(live, user_id, game_id, act)
 
 
 async def abort(live: LivePlay, user_id: int, game_id: int) -> None:
     """Either player may abort until they have made their own first move."""
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = _player(lg, user_id)
-        _playing(lg)
-        if lg.has_moved(colour):
+
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        first = _first_turn(row.variant, row.start_fen)
+        if row.ply_count >= (1 if colour is first else 2):
             raise PlayError("too_early", "a game can be aborted only before your first move")
-        await _end_by(live, lg, "*", "aborted", status="aborted")
+        return await _end_row(live, session, row, "*", "aborted", "aborted")
+
+    await _decide(live, user_id, game_id, act)
 
 
 async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
     """Win against an opponent away past the grace period (abort if no move was made)."""
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = _player(lg, user_id)
-        _playing(lg)
-        since = lg.away.get(colour.other)
+
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        since = _away(row).get(colour.other)
         if since is None:
             raise PlayError("too_early", "your opponent is connected")
         claim_at = since + live.settings.disconnect_grace_seconds
         if time.time() < claim_at:
             raise PlayError("too_early", f"you may claim in {claim_at - time.time():.0f} seconds")
-        if lg.game.ply == 0:
-            await _end_by(live, lg, "*", "aborted", status="aborted")
-        else:
-            await _end_by(live, lg, result_for(colour), "abandoned")
+        if row.ply_count == 0:
+            return await _end_row(live, session, row, "*", "aborted", "aborted")
+        return await _end_row(live, session, row, result_for(colour), "abandoned")
+
+    await _decide(live, user_id, game_id, act)
 
 
 async def finish_game(live: LivePlay, game_id: int, result: str, termination: str) -> bool:
@@ -590,26 +685,10 @@ async def finish_game(live: LivePlay, game_id: int, result: str, termination: st
         raise ValueError(f"cannot end a game with {result!r} / {termination!r}")
     status = "aborted" if termination == "aborted" or result == "*" else "finished"
     async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        if lg.status != "playing":
-            return False
-        return await _finish(live, lg, result, termination, time.time(), status)
+        return await _end(live, game_id, result, termination, status=status)
 
 
-async def announce_ending(live: LivePlay, game_id: int, reason: str) -> None:
-    """Follow an ending that administration stored itself (in the transaction of its audit
-    entry): drop this process's copy of the game and tell the table, with the reason."""
-    async with live.game_lock(game_id):
-        cached = live.games.get(game_id)
-        if cached is not None:
-            _forget(live, cached)
-        lg = await _get(live, game_id)
-        if lg.status == "playing" or lg.termination is None:
-            return
-        await _ended(live, lg, lg.result, lg.termination, lg.status, time.time(), reason)
-
-
-# --- clocks and absences -------------------------------------------------------------------
+# --- clocks --------------------------------------------------------------------------------
 
 
 def _arm(live: LivePlay, lg: LiveGame) -> None:
@@ -621,57 +700,145 @@ def _arm(live: LivePlay, lg: LiveGame) -> None:
         return
     delay = max(0.0, lg.clock.deadline(lg.game.position.turn) - time.time())
     game_id = lg.id
-    lg.timer = asyncio.get_running_loop().call_later(
-        delay, lambda: live.spawn(_flag(live, game_id))
+    lg.timer = asyncio.get_running_loop().call_later(delay, lambda: live.spawn(flag(live, game_id)))
+
+
+async def flag(live: LivePlay, game_id: int) -> bool:
+    """Flag the side to move if its time has run out, as stored; True if this ended the game.
+    A failed write is left to the next sweep (`flag_due`), which retries until it is stored."""
+    async with live.game_lock(game_id):
+        try:
+            async with live.db.session() as session:
+                row = await _locked_row(session, game_id)
+                if row is None or row.status != "playing":
+                    return False
+                clock = stored_clock(row)
+                if clock is None:
+                    return False
+                turn = _turn(row)
+                if clock.left(turn, turn, time.time()) > 0:
+                    lg = live.games.get(game_id)
+                    if lg is not None and lg.game.ply != row.ply_count:
+                        _forget(live, lg)  # another process moved: it watches the clock now
+                    elif lg is not None:
+                        _arm(live, lg)
+                    return False
+                events = await store_ending(
+                    live, session, game_id, result_for(turn.other), "timeout", row=row
+                )
+                assert events is not None
+                await session.commit()
+        except Exception:
+            logger.warning("cannot flag game %d yet; retrying", game_id, exc_info=True)
+            return False
+    await _after(live, game_id, events)
+    return True
+
+
+async def flag_due(live: LivePlay) -> int:
+    """Flag every game whose side to move has run out (the sweep behind the timers: a game
+    whose process crashed, or whose flag could not be written)."""
+    async with live.db.session() as session:
+        due = (
+            await session.scalars(
+                select(GameRow.id).where(
+                    GameRow.status == "playing",
+                    GameRow.deadline_at.is_not(None),
+                    GameRow.deadline_at <= as_datetime(time.time()),
+                )
+            )
+        ).all()
+    flagged = 0
+    for game_id in due:
+        flagged += await flag(live, game_id)
+    return flagged
+
+
+# --- absences ------------------------------------------------------------------------------
+
+
+async def mark_away(
+    live: LivePlay, db: AsyncSession, user_id: int, since: float
+) -> list[StoredEvent]:
+    """In the caller's transaction: the user has no connection since `since`; their games in
+    progress note it (the opponent may claim after the grace period)."""
+    events: list[StoredEvent] = []
+    rows = (
+        (
+            await db.execute(
+                select(GameRow)
+                .where(
+                    GameRow.status == "playing",
+                    or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
+                    GameRow.table_id.is_not(None),
+                )
+                .with_for_update()
+            )
+        )
+        .scalars()
+        .all()
     )
-
-
-async def _flag(live: LivePlay, game_id: int) -> None:
-    async with live.game_lock(game_id):
-        lg = live.games.get(game_id)
-        if lg is None or lg.clock is None or lg.status != "playing":
-            return
-        turn: Color = lg.game.position.turn
-        now = time.time()
-        if lg.clock.left(turn, turn, now) > 0:
-            _arm(live, lg)
-            return
-        if not await _finish(live, lg, result_for(turn.other), "timeout", now):
-            await _get(live, game_id)  # another process moved on: follow it
-
-
-async def player_away(live: LivePlay, user_id: int, game_id: int) -> None:
-    """A player's last connection went: the clock keeps running and the grace period starts."""
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = lg.colour_of(user_id)
-        if lg.status != "playing" or colour is None or colour in lg.away:
-            return
-        since = time.time()
-        lg.away[colour] = since
-        await live.publish(
-            table_channel(lg.table_id),
-            {
-                "type": "player_away",
-                "table": lg.table_id,
-                "game": lg.id,
-                "colour": colour.value,
-                "since": int(since * 1000),
-                "claim_after": int((since + live.settings.disconnect_grace_seconds) * 1000),
-            },
+    for row in rows:
+        colour = Color.BLACK if row.black_id == user_id else Color.WHITE
+        field = "black_away_since" if colour is Color.BLACK else "white_away_since"
+        if getattr(row, field) is not None:
+            continue
+        setattr(row, field, as_datetime(since))
+        assert row.table_id is not None
+        events += await live.record(
+            db,
+            row.table_id,
+            [
+                {
+                    "type": "player_away",
+                    "table": row.table_id,
+                    "game": row.id,
+                    "colour": colour.value,
+                    "since": int(since * 1000),
+                    "claim_after": int((since + live.settings.disconnect_grace_seconds) * 1000),
+                }
+            ],
+            as_datetime(time.time()),
         )
+    return events
 
 
-async def player_back(live: LivePlay, user_id: int, game_id: int) -> None:
-    """A player connected again (to this process): the opponent can no longer claim."""
-    async with live.game_lock(game_id):
-        lg = await _get(live, game_id)
-        colour = lg.colour_of(user_id)
-        if lg.status != "playing" or colour is None:
-            return
-        # Announced even if this process did not see the player go: another one may have.
-        lg.away.pop(colour, None)
-        await live.publish(
-            table_channel(lg.table_id),
-            {"type": "player_back", "table": lg.table_id, "game": lg.id, "colour": colour.value},
+async def mark_back(live: LivePlay, db: AsyncSession, user_id: int) -> list[StoredEvent]:
+    """In the caller's transaction: the user is connected again; their absences end."""
+    events: list[StoredEvent] = []
+    rows = (
+        (
+            await db.execute(
+                select(GameRow)
+                .where(
+                    GameRow.status == "playing",
+                    or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
+                    GameRow.table_id.is_not(None),
+                )
+                .with_for_update()
+            )
         )
+        .scalars()
+        .all()
+    )
+    for row in rows:
+        colour = Color.BLACK if row.black_id == user_id else Color.WHITE
+        field = "black_away_since" if colour is Color.BLACK else "white_away_since"
+        if getattr(row, field) is None:
+            continue
+        setattr(row, field, None)
+        assert row.table_id is not None
+        events += await live.record(
+            db,
+            row.table_id,
+            [
+                {
+                    "type": "player_back",
+                    "table": row.table_id,
+                    "game": row.id,
+                    "colour": colour.value,
+                }
+            ],
+            as_datetime(time.time()),
+        )
+    return events

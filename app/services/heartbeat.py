@@ -38,7 +38,7 @@ except ImportError:  # not on POSIX: the beats alone decide on SQLite
     fcntl = None  # type: ignore[assignment]
 
 from sqlalchemy import delete, func, insert, make_url, select, text, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.engine import Database
 from app.db.models import ServerHeartbeat
@@ -142,6 +142,27 @@ async def others(
         running=running,
         last_alive=max((_aware(beat_at) for _, beat_at, _ in rows), default=None),
     )
+
+
+async def alive(db: AsyncConnection | AsyncSession, now: datetime, interval: float) -> set[str]:
+    """The instances whose processes are up: a fresh beat, not the last one of a clean
+    shutdown, and on PostgreSQL their lock still held (a crashed process's goes at once)."""
+    fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
+    rows = (
+        (
+            await db.execute(
+                select(ServerHeartbeat.instance).where(
+                    ServerHeartbeat.stopped.is_(False), ServerHeartbeat.beat_at >= fresh_after
+                )
+            )
+        )
+        .scalars()
+        .all()
+    )
+    conn = db if isinstance(db, AsyncConnection) else await db.connection()
+    if conn.dialect.name != "postgresql":
+        return set(rows)
+    return {instance for instance in rows if await _holds_lock(conn, instance)}
 
 
 async def others_load(

@@ -1,9 +1,13 @@
-"""The per-process registry of live play: cached games, their locks and clock timers.
+"""What live play keeps in one process: a cache of the games in progress, their locks and clock
+timers, and the way stored table events go out.
 
-The database is the authority. A process caches the `app.rules.Game` of each game it serves so
-that a move is validated without reading storage; every write is conditional on the state the
-cache believed in, and a cache found stale is dropped and rebuilt from the database. Several
-processes can therefore serve the same game behind one broker.
+The database is the authority. A change is stored together with its numbered table events
+(`app.db.table_log`) in one transaction; then `announce` hands the events to this process's
+websocket layer and rings the broker so that other processes deliver them too. A process that
+misses a ring finds the gap by the numbers and reads the events back. A process caches the
+`app.rules.Game` of each game it serves so that a move is validated without reading storage;
+every write is conditional on the state the cache believed in, and a cache found stale is
+dropped and rebuilt from the database.
 """
 
 from __future__ import annotations
@@ -12,13 +16,20 @@ import asyncio
 import json
 import logging
 import weakref
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+from sqlalchemy import select
 
 from app.broker import Broker, BrokerUnavailable
 from app.config import Settings
+from app.db import table_log
 from app.db.engine import Database
+from app.db.models import Game as GameRow
+from app.db.models import GameTable, User
+from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game
 from app.services.clocks import GameClock
 from app.services.commits import MoveWriter
@@ -67,10 +78,8 @@ class LiveGame:
     status: str = "playing"
     result: str = "*"
     termination: str | None = None
-    draw_offer: Color | None = None
-    # Ply count at which each colour last offered a draw (one offer per own move).
-    offered_at: dict[Color, int] = field(default_factory=dict)
-    # Unix seconds since which a player has had no connection.
+    draw_offer: Color | None = None  # the standing offer, as last read or written here
+    # Unix seconds since which a player has had no connection, as last read or written here.
     away: dict[Color, float] = field(default_factory=dict)
     timer: asyncio.TimerHandle | None = None
     # The game's lock (`LivePlay.game_lock`), held here while the game is cached so that it is
@@ -96,7 +105,7 @@ class LiveGame:
 
 @dataclass(slots=True)
 class TableInfo:
-    """A table's settings (fixed once opened) and its host, as this process last saw them."""
+    """A table as stored: its settings (fixed once opened), its seats and its latest game."""
 
     id: int
     room_id: int
@@ -108,13 +117,79 @@ class TableInfo:
     invite: str | None
     start_fen: str | None
     owner: PlayerRef | None
+    guest: PlayerRef | None = None  # the second seat (after a game: White, the owner Black)
     closed: bool = False
     game_id: int | None = None  # the latest game played here
+    game_status: str | None = None  # and its status
+    rematch: frozenset[int] = frozenset()  # who asked for a rematch since it ended
+
+    @property
+    def players(self) -> list[PlayerRef]:
+        """Who sits here: the host, then the second player (Black then White after a game)."""
+        if self.closed:
+            return []
+        return [p for p in (self.owner, self.guest) if p is not None]
+
+    @property
+    def status(self) -> str:
+        if self.closed:
+            return "closed"
+        if self.game_status == "playing":
+            return "playing"
+        return "finished" if self.guest is not None else "open"
+
+    def seated(self, user_id: int | None) -> bool:
+        return user_id is not None and any(p.id == user_id for p in self.players)
 
     def clock_payload(self) -> dict[str, int] | None:
         if self.clock_base_s is None:
             return None
         return {"base": self.clock_base_s, "increment": self.clock_increment_s}
+
+
+async def read_table(db: Executor, table_id: int, *, lock: bool = False) -> TableInfo | None:
+    """The table as stored (seats, latest game); with `lock`, its row stays locked until the
+    transaction ends, which serialises seat changes across processes."""
+    query = select(GameTable).where(GameTable.id == table_id)
+    if lock:
+        query = query.with_for_update()
+    row = (await db.execute(query)).scalar_one_or_none()
+    if row is None:
+        return None
+    ids = [i for i in (row.owner_id, row.guest_id) if i is not None]
+    names: dict[int, str] = {}
+    if ids:
+        named = await db.execute(select(User.id, User.name).where(User.id.in_(ids)))
+        names = {user_id: name for user_id, name in named.all()}
+    latest = (
+        await db.execute(
+            select(GameRow.id, GameRow.status)
+            .where(GameRow.table_id == table_id)
+            .order_by(GameRow.id.desc())
+            .limit(1)
+        )
+    ).first()
+
+    def ref(user_id: int | None) -> PlayerRef | None:
+        return PlayerRef(user_id, names.get(user_id, "?")) if user_id is not None else None
+
+    return TableInfo(
+        id=row.id,
+        room_id=row.room_id,
+        variant=row.variant,
+        clock_base_s=row.clock_base_s,
+        clock_increment_s=row.clock_increment_s,
+        colour=row.colour,
+        private=row.is_private,
+        invite=row.invite_code,
+        start_fen=row.start_fen,
+        owner=ref(row.owner_id),
+        guest=ref(row.guest_id),
+        closed=row.status == "closed",
+        game_id=latest[0] if latest else None,
+        game_status=latest[1] if latest else None,
+        rematch=frozenset(row.rematch or ()),
+    )
 
 
 class LivePlay:
@@ -125,8 +200,8 @@ class LivePlay:
         self.broker = broker
         self.settings = settings
         self.writer = MoveWriter(db)
+        self.instance = ""  # this process's heartbeat id, set once it beats
         self.games: dict[int, LiveGame] = {}
-        self.tables: dict[int, TableInfo] = {}
         # A lock lives while someone holds or awaits it, so these do not grow with history.
         self.game_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = (
             weakref.WeakValueDictionary()
@@ -134,9 +209,8 @@ class LivePlay:
         self.table_locks: weakref.WeakValueDictionary[int, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
-        # After a game ends both players stay at the table until one leaves; who asked a rematch.
-        self.seated_after: dict[int, list[PlayerRef]] = {}
-        self.rematch: dict[int, set[int]] = {}
+        # Where stored events go in this process: the websocket layer puts its delivery here.
+        self.deliver: Callable[[Sequence[StoredEvent]], None] = lambda events: None
         # How many people watch a table without a seat: the websocket layer, which holds the
         # connections, puts its count here (this process's connections only).
         self.count_spectators: Callable[[TableInfo], int] = lambda table: 0
@@ -173,31 +247,33 @@ class LivePlay:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def record(
+        self, db: Executor, table_id: int, events: Sequence[dict[str, Any]], at: datetime
+    ) -> list[StoredEvent]:
+        """Store a table's events in the caller's transaction (see `table_log.append`)."""
+        return await table_log.append(db, table_id, [dumps(e) for e in events], at)
+
+    async def announce(self, events: Sequence[StoredEvent]) -> None:
+        """Send stored events: to this process's clients at once, and a ring on the broker for
+        the other processes. If the broker is down only the ring is lost: the other processes
+        find the gap when they next compare numbers with the database."""
+        if not events:
+            return
+        self.deliver(events)
+        for event in events:
+            try:
+                await self.broker.publish(table_channel(event.table_id), event.frame)
+            except BrokerUnavailable as exc:
+                logger.warning("cannot ring table %d: %s", event.table_id, exc)
+                return
+
     async def publish(self, channel: str, event: dict[str, Any]) -> None:
-        """Announce an event that is already stored (or needs no storing). If the broker is down
-        the change stands and is only not announced: clients catch up when they resync."""
+        """Announce something that is not a table event (the lobby, control messages). If the
+        broker is down it is only not announced."""
         try:
             await self.broker.publish(channel, dumps(event))
         except BrokerUnavailable as exc:
             logger.warning("cannot announce %s on %s: %s", event.get("type"), channel, exc)
-
-    def players_at(self, table: TableInfo) -> list[PlayerRef]:
-        live = self.games.get(table.game_id) if table.game_id is not None else None
-        if table.closed:
-            return []
-        if live is not None and live.status == "playing":
-            return [live.black, live.white]
-        if table.id in self.seated_after:
-            return list(self.seated_after[table.id])
-        return [table.owner] if table.owner is not None else []
-
-    def table_status(self, table: TableInfo) -> str:
-        if table.closed:
-            return "closed"
-        live = self.games.get(table.game_id) if table.game_id is not None else None
-        if live is not None and live.status == "playing":
-            return "playing"
-        return "finished" if table.id in self.seated_after else "open"
 
     def table_payload(self, table: TableInfo, *, with_invite: bool = False) -> dict[str, Any]:
         """The table as clients see it; the invite code only for its players."""
@@ -210,19 +286,19 @@ class LivePlay:
             "private": table.private,
             "invite": table.invite if with_invite else None,
             "start_fen": table.start_fen,
-            "status": self.table_status(table),
-            "players": [p.payload() for p in self.players_at(table)],
+            "status": table.status,
+            "players": [p.payload() for p in table.players],
             "game": table.game_id,
-            "rematch": sorted(self.rematch.get(table.id, ())),
+            "rematch": sorted(table.rematch),
             "spectators": self.count_spectators(table),
         }
 
-    async def publish_table(self, table: TableInfo) -> None:
-        """Tell the table's watchers and (for a public table) the lobby that the table changed."""
-        await self.publish(
-            table_channel(table.id),
-            {"type": "table_update", "table": table.id, "state": self.table_payload(table)},
-        )
+    def table_update(self, table: TableInfo) -> dict[str, Any]:
+        """The `table_update` event of a table's new state."""
+        return {"type": "table_update", "table": table.id, "state": self.table_payload(table)}
+
+    async def publish_lobby(self, table: TableInfo) -> None:
+        """Tell the lobby (if the table is public) that the table changed."""
         if table.private:
             return
         if table.closed:

@@ -1,7 +1,8 @@
 """Tables: opening one, sitting down (which starts the game), leaving, rematches, chat, closing.
 
-Seat changes are serialised per table by a lock in this process and, across processes, by
-locking the table's row (`SELECT … FOR UPDATE`) in the transaction that starts a game.
+Seats, rematch requests and the table's status are stored. Each change locks the table's row
+(`SELECT … FOR UPDATE`), stores itself and its events (`table_log`) in one transaction, and is
+announced after the commit; so of two processes racing for a seat, one wins.
 """
 
 from __future__ import annotations
@@ -9,15 +10,17 @@ from __future__ import annotations
 import random
 import secrets
 import time
-from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import table_log
 from app.db.models import Game as GameRow
-from app.db.models import GameTable, Room, User
-from app.rules import Game, RulesError, get_variant
-from app.services import games
+from app.db.models import GameTable, Presence, Room
+from app.db.table_log import Executor, StoredEvent
+from app.rules import Color, Game, RulesError, get_variant
+from app.services import games, heartbeat
 from app.services.clocks import GameClock
 from app.services.live import (
     LiveGame,
@@ -25,77 +28,82 @@ from app.services.live import (
     PlayerRef,
     PlayError,
     TableInfo,
-    table_channel,
+    read_table,
 )
 from app.services.rooms import find_room, room_payload
+from app.timeutil import as_datetime
 
 MAX_WAITING_TABLES = 3
 MAX_CLOCK_BASE_S = 3 * 3600
 MAX_CLOCK_INCREMENT_S = 180
 COLOURS = ("black", "white", "random")
-
-
-def _info(row: GameTable, owner: PlayerRef | None, game_id: int | None) -> TableInfo:
-    return TableInfo(
-        id=row.id,
-        room_id=row.room_id,
-        variant=row.variant,
-        clock_base_s=row.clock_base_s,
-        clock_increment_s=row.clock_increment_s,
-        colour=row.colour,
-        private=row.is_private,
-        invite=row.invite_code,
-        start_fen=row.start_fen,
-        owner=owner,
-        closed=row.status == "closed",
-        game_id=game_id,
-    )
+SNAPSHOT_EVENTS = 500  # a resume that missed more than this gets a snapshot instead
 
 
 async def load_table(live: LivePlay, table_id: int) -> TableInfo:
-    """The table as stored now (host, open/closed, latest game), with its game in progress
-    cached in this process."""
+    """The table as stored now."""
     async with live.db.session() as session:
-        row = await session.get(GameTable, table_id)
-        if row is None:
-            raise PlayError("not_found", f"no table {table_id}")
-        owner = None
-        if row.owner_id is not None:
-            name = await session.scalar(select(User.name).where(User.id == row.owner_id))
-            owner = PlayerRef(row.owner_id, name or "?")
-        latest = (
-            await session.execute(
-                select(GameRow.id, GameRow.status)
-                .where(GameRow.table_id == table_id)
-                .order_by(GameRow.id.desc())
-                .limit(1)
-            )
-        ).first()
-    info = _info(row, owner, latest[0] if latest else None)
-    if latest is not None and latest[1] == "playing":
-        await games.load(live, latest[0])
-    live.tables[table_id] = info
-    return info
+        table = await read_table(session, table_id)
+    if table is None:
+        raise PlayError("not_found", f"no table {table_id}")
+    return table
 
 
-def _may_see(table: TableInfo, user_id: int | None, invite: str | None, live: LivePlay) -> bool:
+async def _locked(db: Executor, table_id: int) -> TableInfo:
+    table = await read_table(db, table_id, lock=True)
+    if table is None:
+        raise PlayError("not_found", f"no table {table_id}")
+    return table
+
+
+def may_see(table: TableInfo, user_id: int | None, invite: str | None) -> bool:
+    """Public tables are for everyone; a private one for its players and holders of the code."""
     if not table.private or (invite is not None and invite == table.invite):
         return True
-    return user_id is not None and any(p.id == user_id for p in live.players_at(table))
+    return table.seated(user_id)
 
 
 async def snapshot(
     live: LivePlay, table_id: int, user_id: int | None, invite: str | None = None
 ) -> dict[str, Any]:
-    """The table and its latest game, for a watcher; private tables need the invite code."""
-    table = await load_table(live, table_id)
-    if not _may_see(table, user_id, invite, live):
+    """The table and its latest game for a watcher, with `v`, the number of the table's latest
+    event it includes; private tables need the invite code. The number is read first, so the
+    state may be newer than it, never older: events after it may repeat what the state shows
+    (clients ignore a move whose ply they already hold)."""
+    async with live.db.session() as session:
+        version = await table_log.head(session, table_id)
+        table = await read_table(session, table_id)
+    if table is None or not may_see(table, user_id, invite):
         raise PlayError("not_found", f"no table {table_id}")
-    seated = user_id is not None and any(p.id == user_id for p in live.players_at(table))
     game = None
     if table.game_id is not None:
         game = await games.snapshot(live, table.game_id)
-    return {"table": live.table_payload(table, with_invite=seated), "game": game}
+    return {
+        "v": version,
+        "table": live.table_payload(table, with_invite=table.seated(user_id)),
+        "game": game,
+    }
+
+
+async def missed(
+    live: LivePlay,
+    table_id: int,
+    since: int,
+    user_id: int | None,
+    invite: str | None = None,
+) -> list[StoredEvent] | None:
+    """The table's events after `since` for a client resuming, or None when a snapshot serves
+    it better (too many missed, or a number the table never reached). Private tables need the
+    same right as their snapshot."""
+    async with live.db.session() as session:
+        table = await read_table(session, table_id)
+        if table is None or not may_see(table, user_id, invite):
+            raise PlayError("not_found", f"no table {table_id}")
+        events = await table_log.since(session, table_id, since, SNAPSHOT_EVENTS + 1)
+        head = await table_log.head(session, table_id)
+    if since > head or len(events) > SNAPSHOT_EVENTS:
+        return None
+    return events
 
 
 def _parse_clock(clock: dict[str, int] | None) -> tuple[int | None, int]:
@@ -174,57 +182,70 @@ async def open_table(
             is_private=private,
             invite_code=secrets.token_urlsafe(8) if private else None,
             start_fen=start_fen,
+            event_seq=0,
         )
         session.add(row)
+        await session.flush()
+        table = TableInfo(
+            id=row.id,
+            room_id=row.room_id,
+            variant=row.variant,
+            clock_base_s=row.clock_base_s,
+            clock_increment_s=row.clock_increment_s,
+            colour=row.colour,
+            private=row.is_private,
+            invite=row.invite_code,
+            start_fen=row.start_fen,
+            owner=user,
+        )
+        events = await live.record(session, table.id, [live.table_update(table)], row.created_at)
         await session.commit()
-    table = _info(row, user, None)
-    live.tables[table.id] = table
-    await live.publish_table(table)
+    await live.announce(events)
+    await live.publish_lobby(table)
     return live.table_payload(table, with_invite=True)
 
 
 async def _create_game(
-    live: LivePlay, table: TableInfo, black: PlayerRef, white: PlayerRef
-) -> LiveGame:
-    """Store a new game at the table, unless the table closed or a game started meanwhile."""
+    live: LivePlay, db: AsyncSession, table: TableInfo, black: PlayerRef, white: PlayerRef
+) -> tuple[LiveGame, list[StoredEvent]]:
+    """Store a new game at the (locked) table, Black and White now its two seats."""
+    if table.closed:
+        raise PlayError("not_found", f"table {table.id} is closed")
+    if table.game_status == "playing":
+        raise PlayError("seat_taken", f"a game is already in progress at table {table.id}")
     now = time.time()
+    started = as_datetime(now)
     base_ms = table.clock_base_s * 1000 if table.clock_base_s is not None else None
-    async with live.db.engine.begin() as conn:
-        status = await conn.scalar(
-            select(GameTable.status).where(GameTable.id == table.id).with_for_update()
+    game_id = await db.scalar(
+        insert(GameRow)
+        .values(
+            variant=table.variant,
+            room_id=table.room_id,
+            table_id=table.id,
+            black_id=black.id,
+            white_id=white.id,
+            start_fen=table.start_fen,
+            status="playing",
+            result="*",
+            clock_base_s=table.clock_base_s,
+            clock_increment_s=table.clock_increment_s,
+            black_clock_ms=base_ms,
+            white_clock_ms=base_ms,
+            rated=False,
+            ply_count=0,
+            source="live",
+            started_at=started,
+            last_move_at=started,
+            deadline_at=as_datetime(now + base_ms / 1000) if base_ms is not None else None,
         )
-        if status != "open":
-            raise PlayError("not_found", f"table {table.id} is closed")
-        busy = await conn.scalar(
-            select(GameRow.id).where(GameRow.table_id == table.id, GameRow.status == "playing")
-        )
-        if busy is not None:
-            raise PlayError("seat_taken", f"a game is already in progress at table {table.id}")
-        started = datetime.fromtimestamp(now, UTC)
-        game_id = await conn.scalar(
-            insert(GameRow)
-            .values(
-                variant=table.variant,
-                room_id=table.room_id,
-                table_id=table.id,
-                black_id=black.id,
-                white_id=white.id,
-                start_fen=table.start_fen,
-                status="playing",
-                result="*",
-                clock_base_s=table.clock_base_s,
-                clock_increment_s=table.clock_increment_s,
-                black_clock_ms=base_ms,
-                white_clock_ms=base_ms,
-                rated=False,
-                ply_count=0,
-                source="live",
-                started_at=started,
-                last_move_at=started,
-            )
-            .returning(GameRow.id)
-        )
+        .returning(GameRow.id)
+    )
     assert game_id is not None
+    await db.execute(
+        update(GameTable)
+        .where(GameTable.id == table.id)
+        .values(owner_id=black.id, guest_id=white.id, rematch=None)
+    )
     clock = None
     if base_ms is not None:
         clock = GameClock(table.clock_increment_s * 1000, base_ms, base_ms, now)
@@ -239,25 +260,50 @@ async def _create_game(
         game=Game(get_variant(table.variant), start_fen=table.start_fen),
         clock=clock,
     )
-    games.start(live, lg)
-    table.game_id = game_id
-    live.seated_after.pop(table.id, None)
-    live.rematch.pop(table.id, None)
-    await live.publish_table(table)
-    await live.publish(
-        table_channel(table.id),
-        {"type": "game_started", "table": table.id, "game": games.game_payload(live, lg, now)},
+    table.owner, table.guest, table.rematch = black, white, frozenset()
+    table.game_id, table.game_status = game_id, "playing"
+    events = await live.record(
+        db,
+        table.id,
+        [
+            live.table_update(table),
+            {"type": "game_started", "table": table.id, "game": games.game_payload(live, lg, now)},
+        ],
+        started,
     )
-    return lg
+    # A host who went offline while the table waited is away from the game from its start.
+    for user_id in await _offline(live, db, [black.id, white.id]):
+        events += await games.mark_away(live, db, user_id, now)
+        lg.away[lg.colour_of(user_id) or Color.BLACK] = now
+    return lg, events
+
+
+async def _offline(live: LivePlay, db: AsyncSession, user_ids: list[int]) -> set[int]:
+    """Those of these users with no connection to a live server process."""
+    alive = await heartbeat.alive(db, as_datetime(time.time()), live.settings.heartbeat_seconds)
+    online = await db.scalars(
+        select(Presence.user_id).where(
+            Presence.user_id.in_(user_ids), Presence.instance.in_(alive | {live.instance})
+        )
+    )
+    return set(user_ids) - set(online.all())
+
+
+async def _started(
+    live: LivePlay, table: TableInfo, lg: LiveGame, events: list[StoredEvent]
+) -> None:
+    games.start(live, lg)
+    await live.announce(events)
+    await live.publish_lobby(table)
 
 
 async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None = None) -> None:
     """Take the free seat; the game starts at once, colours as the host chose or by lot."""
-    async with live.table_lock(table_id):
-        table = await load_table(live, table_id)
-        if table.closed or not _may_see(table, user.id, invite, live):
+    async with live.table_lock(table_id), live.db.session() as session:
+        table = await _locked(session, table_id)
+        if table.closed or not may_see(table, user.id, invite):
             raise PlayError("not_found", f"no table {table_id}")
-        players = live.players_at(table)
+        players = table.players
         if any(p.id == user.id for p in players):
             raise PlayError("seat_taken", "you already sit at this table")
         if len(players) >= 2:
@@ -267,82 +313,105 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
         host = players[0]
         host_colour = table.colour if table.colour != "random" else random.choice(COLOURS[:2])
         black, white = (host, user) if host_colour == "black" else (user, host)
-        await _create_game(live, table, black, white)
+        lg, events = await _create_game(live, session, table, black, white)
+        await session.commit()
+    await _started(live, table, lg, events)
 
 
 async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
-    """Ask for a rematch; when both players have asked, a new game starts, colours swapped.
-
-    Who sits after a game is known only here, so the cached table will do; starting the game
-    checks the stored table again."""
-    async with live.table_lock(table_id):
-        table = live.tables.get(table_id) or await load_table(live, table_id)
-        status = live.table_status(table)
-        players = live.players_at(table)
-        if not any(p.id == user.id for p in players):
+    """Ask for a rematch; when both players have asked, a new game starts, colours swapped."""
+    async with live.table_lock(table_id), live.db.session() as session:
+        table = await _locked(session, table_id)
+        players = table.players
+        if not table.seated(user.id):
             raise PlayError("not_a_player", f"you do not sit at table {table_id}")
-        if status != "finished" or len(players) != 2:
+        if table.status != "finished" or len(players) != 2:
             raise PlayError("too_early", "a rematch needs a finished game and both players")
-        asking = live.rematch.setdefault(table_id, set())
-        asking.add(user.id)
+        asking = table.rematch | {user.id}
         if len(asking) < 2:
-            await live.publish(
-                table_channel(table_id),
-                {"type": "rematch_offered", "table": table_id, "by": user.payload()},
+            table.rematch = asking
+            await session.execute(
+                update(GameTable).where(GameTable.id == table_id).values(rematch=sorted(asking))
             )
-            await live.publish_table(table)
+            events = await live.record(
+                session,
+                table_id,
+                [
+                    {"type": "rematch_offered", "table": table_id, "by": user.payload()},
+                    live.table_update(table),
+                ],
+                as_datetime(time.time()),
+            )
+            await session.commit()
+            await live.announce(events)
+            await live.publish_lobby(table)
             return
         last_black, last_white = players
-        await _create_game(live, table, last_white, last_black)
+        lg, events = await _create_game(live, session, table, last_white, last_black)
+        await session.commit()
+    await _started(live, table, lg, events)
 
 
 async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
     """Stand up; the other player becomes the host, and an empty table closes."""
-    async with live.table_lock(table_id):
-        table = await load_table(live, table_id)
-        players = live.players_at(table)
-        if table.closed or not any(p.id == user.id for p in players):
+    async with live.table_lock(table_id), live.db.session() as session:
+        table = await _locked(session, table_id)
+        if not table.seated(user.id):
             raise PlayError("not_a_player", f"you do not sit at table {table_id}")
-        if live.table_status(table) == "playing":
+        if table.status == "playing":
             raise PlayError("game_in_progress", "resign or abort the game before leaving")
-        remaining = [p for p in players if p.id != user.id]
-        live.seated_after.pop(table_id, None)
-        live.rematch.pop(table_id, None)
+        remaining = [p for p in table.players if p.id != user.id]
+        now = as_datetime(time.time())
+        table.guest, table.rematch = None, frozenset()
+        values: dict[str, Any] = {"guest_id": None, "rematch": None}
         if remaining:
             table.owner = remaining[0]
-            values: dict[str, Any] = {"owner_id": remaining[0].id}
+            values["owner_id"] = remaining[0].id
         else:
             table.closed = True
-            values = {"status": "closed", "closed_at": datetime.now(UTC)}
-        async with live.db.engine.begin() as conn:
-            await conn.execute(update(GameTable).where(GameTable.id == table_id).values(values))
-        await live.publish_table(table)
+            values |= {"status": "closed", "closed_at": now}
+        await session.execute(update(GameTable).where(GameTable.id == table_id).values(values))
+        out = [live.table_update(table)]
         if table.closed:
-            await live.publish(
-                table_channel(table_id),
-                {"type": "table_closed", "table": table_id, "reason": "everyone left"},
-            )
-            live.tables.pop(table_id, None)
+            out.append({"type": "table_closed", "table": table_id, "reason": "everyone left"})
+        events = await live.record(session, table_id, out, now)
+        await session.commit()
+    await live.announce(events)
+    await live.publish_lobby(table)
+
+
+async def seats_of(db: Executor, user_ids: list[int] | None) -> list[tuple[int, int]]:
+    """(table, user) for every seat held at a table without a game in progress, by these
+    users (None: by anyone)."""
+    if user_ids is not None and not user_ids:
+        return []
+    playing = select(GameRow.id).where(
+        GameRow.table_id == GameTable.id, GameRow.status == "playing"
+    )
+    query = select(GameTable.id, GameTable.owner_id, GameTable.guest_id).where(
+        GameTable.status == "open", ~playing.exists()
+    )
+    if user_ids is not None:
+        query = query.where(or_(GameTable.owner_id.in_(user_ids), GameTable.guest_id.in_(user_ids)))
+    rows = await db.execute(query)
+    return [
+        (table_id, user_id)
+        for table_id, owner, guest in rows.all()
+        for user_id in (owner, guest)
+        if user_id is not None and (user_ids is None or user_id in user_ids)
+    ]
 
 
 async def leave_waiting(live: LivePlay, user: PlayerRef) -> None:
-    """Stand up from every table where `user` sits without a game in progress (they went
-    offline): the tables they host, and those where their game has ended."""
+    """Stand up from every table where `user` sits without a game in progress: the tables
+    they host, and those where their game has ended."""
     async with live.db.session() as session:
-        hosted = await session.scalars(
-            select(GameTable.id).where(GameTable.owner_id == user.id, GameTable.status == "open")
-        )
-        table_ids = set(hosted)
-    table_ids |= {
-        table_id
-        for table_id, players in live.seated_after.items()
-        if any(p.id == user.id for p in players)
-    }
-    for table_id in sorted(table_ids):
+        seats = await seats_of(session, [user.id])
+    for table_id, _ in sorted(seats):
         try:
             await leave(live, user, table_id)
         except PlayError:
-            continue  # a game is in progress there, or someone else hosts it now
+            continue  # a game started there meanwhile, or they stood up already
 
 
 async def chat(live: LivePlay, user: PlayerRef, table_id: int, text: str) -> None:
@@ -353,52 +422,62 @@ async def chat(live: LivePlay, user: PlayerRef, table_id: int, text: str) -> Non
         raise PlayError(
             "bad_message", f"chat messages are at most {live.settings.chat_max_length} characters"
         )
-    table = live.tables.get(table_id) or await load_table(live, table_id)
-    if table.closed:
-        raise PlayError("not_found", f"no table {table_id}")
-    await live.publish(
-        table_channel(table_id),
-        {"type": "chat", "table": table_id, "from": user.payload(), "text": text},
-    )
+    async with live.db.session() as session:
+        status = await session.scalar(select(GameTable.status).where(GameTable.id == table_id))
+        if status is None or status == "closed":
+            raise PlayError("not_found", f"no table {table_id}")
+        events = await live.record(
+            session,
+            table_id,
+            [{"type": "chat", "table": table_id, "from": user.payload(), "text": text}],
+            as_datetime(time.time()),
+        )
+        await session.commit()
+    await live.announce(events)
 
 
 async def close_table(live: LivePlay, table_id: int, reason: str) -> None:
     """Close a table by decision (administration); a game in progress there is aborted."""
-    async with live.table_lock(table_id):
-        table = await load_table(live, table_id)
+    async with live.table_lock(table_id), live.db.session() as session:
+        table = await _locked(session, table_id)
         if table.closed:
             return
-        if table.game_id is not None and table.game_id in live.games:
-            await games.finish_game(live, table.game_id, "*", "admin")
-        async with live.db.engine.begin() as conn:
-            await conn.execute(
-                update(GameTable)
-                .where(GameTable.id == table_id)
-                .values(status="closed", closed_at=datetime.now(UTC))
+        events: list[StoredEvent] = []
+        if table.game_status == "playing" and table.game_id is not None:
+            ended = await games.store_ending(
+                live, session, table.game_id, "*", "admin", status="aborted", reason=reason
             )
-        table.closed = True
-        await _tell_closed(live, table, reason)
+            if ended is not None:
+                events += ended
+        events += await record_closing(live, session, table_id, reason)
+        await session.commit()
+    if table.game_id is not None:
+        games.forget(live, table.game_id)
+    await live.announce(events)
+    await live.publish_lobby(await load_table(live, table_id))
 
 
-async def announce_closing(live: LivePlay, table_id: int, reason: str) -> None:
-    """Follow a closing that administration stored itself (in the transaction of its audit
-    entry): forget the table's seats in this process and tell its watchers and the lobby."""
-    async with live.table_lock(table_id):
-        table = await load_table(live, table_id)
-        if not table.closed:
-            return
-        await _tell_closed(live, table, reason)
-
-
-async def _tell_closed(live: LivePlay, table: TableInfo, reason: str) -> None:
-    """Forget a closed table's seats in this process and tell its watchers and the lobby."""
-    live.seated_after.pop(table.id, None)
-    live.rematch.pop(table.id, None)
-    await live.publish_table(table)
-    await live.publish(
-        table_channel(table.id), {"type": "table_closed", "table": table.id, "reason": reason}
+async def record_closing(
+    live: LivePlay, db: Executor, table_id: int, reason: str
+) -> list[StoredEvent]:
+    """Close a table (its game already ended) in the caller's transaction, with its events."""
+    now = as_datetime(time.time())
+    await db.execute(
+        update(GameTable)
+        .where(GameTable.id == table_id)
+        .values(status="closed", closed_at=now, guest_id=None, rematch=None)
     )
-    live.tables.pop(table.id, None)
+    table = await read_table(db, table_id)
+    assert table is not None
+    return await live.record(
+        db,
+        table_id,
+        [
+            live.table_update(table),
+            {"type": "table_closed", "table": table_id, "reason": reason},
+        ],
+        now,
+    )
 
 
 async def lobby(live: LivePlay) -> list[dict[str, Any]]:
@@ -414,9 +493,9 @@ async def lobby(live: LivePlay) -> list[dict[str, Any]]:
                 .order_by(GameTable.id)
             )
         ).all()
-    by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
-    for table_id in table_ids:
-        table = live.tables.get(table_id) or await load_table(live, table_id)
-        if table.room_id in by_room and not table.closed:
-            by_room[table.room_id].append(live.table_payload(table))
+        by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
+        for table_id in table_ids:
+            table = await read_table(session, table_id)
+            if table is not None and table.room_id in by_room and not table.closed:
+                by_room[table.room_id].append(live.table_payload(table))
     return [room_payload(room) | {"tables": by_room[room.id]} for room in rooms]

@@ -82,8 +82,11 @@ class ServerProcess:
             "SECRET_KEY": settings.secret_key,
             "DISCONNECT_GRACE_SECONDS": str(settings.disconnect_grace_seconds),
             "HEARTBEAT_SECONDS": str(settings.heartbeat_seconds),
+            "SWEEP_SECONDS": str(settings.sweep_seconds),
         }
         self.env.pop("REDIS_URL", None)
+        if settings.redis_url is not None:
+            self.env["REDIS_URL"] = settings.redis_url
         self._process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:

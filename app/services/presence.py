@@ -1,0 +1,180 @@
+"""Who is connected, stored, and what follows from it: absences in games, seats given up.
+
+Each process keeps a `presence` row per user connected to it. A user with no row of a live
+process is offline since `users.last_seen_at`; their games in progress note the absence (the
+opponent may claim after the grace period), and past the grace period they stand up from tables
+where no game is in progress. A process that crashed leaves rows behind: the other processes'
+sweep finds that it is gone (its heartbeat, and on PostgreSQL its lock) and takes its users
+offline as of its last beat. A user's presence changes lock the user's row, so a connection
+opening on one process while another closes elsewhere cannot leave them marked away.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Presence, ServerHeartbeat, User
+from app.db.table_log import StoredEvent
+from app.services import games, heartbeat, tables
+from app.services.live import LivePlay, PlayerRef, PlayError
+from app.timeutil import as_datetime, as_unix
+
+logger = logging.getLogger(__name__)
+
+
+async def _lock_user(session: AsyncSession, user_id: int) -> None:
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+
+
+async def _alive(live: LivePlay, session: AsyncSession) -> set[str]:
+    alive = await heartbeat.alive(
+        session, as_datetime(time.time()), live.settings.heartbeat_seconds
+    )
+    return alive | {live.instance}
+
+
+async def connected(live: LivePlay, user: PlayerRef) -> None:
+    """The user's first connection to this process: present, and back in their games."""
+    async with live.db.session() as session:
+        await _lock_user(session, user.id)
+        if await session.get(Presence, (live.instance, user.id)) is None:
+            session.add(
+                Presence(instance=live.instance, user_id=user.id, since=as_datetime(time.time()))
+            )
+        events = await games.mark_back(live, session, user.id)
+        await session.commit()
+    await live.announce(events)
+
+
+async def _offline(
+    live: LivePlay, session: AsyncSession, user_id: int, since: float
+) -> list[StoredEvent]:
+    """In the caller's transaction (user row locked, their row here gone): if no live process
+    has them either, they are offline since `since`."""
+    alive = await _alive(live, session)
+    elsewhere = await session.scalar(
+        select(Presence.instance).where(Presence.user_id == user_id, Presence.instance.in_(alive))
+    )
+    if elsewhere is not None:
+        return []
+    await session.execute(
+        update(User).where(User.id == user_id).values(last_seen_at=as_datetime(since))
+    )
+    return await games.mark_away(live, session, user_id, since)
+
+
+async def disconnected(
+    live: LivePlay, user_id: int, instance: str | None = None, since: float | None = None
+) -> None:
+    """The user's last connection to a process (this one, or `instance`, gone) closed."""
+    instance = instance or live.instance
+    since = time.time() if since is None else since
+    async with live.db.session() as session:
+        await _lock_user(session, user_id)
+        await session.execute(
+            delete(Presence).where(Presence.instance == instance, Presence.user_id == user_id)
+        )
+        events = await _offline(live, session, user_id, since)
+        await session.commit()
+    await live.announce(events)
+
+
+async def stopped(live: LivePlay) -> None:
+    """This process stops: everyone connected here is disconnected from it now."""
+    async with live.db.session() as session:
+        users = (
+            await session.scalars(
+                select(Presence.user_id).where(Presence.instance == live.instance)
+            )
+        ).all()
+    for user_id in users:
+        await disconnected(live, user_id)
+
+
+async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, list[int]]]:
+    """Processes that hold presence rows but are gone: id, last beat, users."""
+    async with live.db.session() as session:
+        rows = (await session.execute(select(Presence.instance, Presence.user_id))).all()
+        if not rows:
+            return []
+        alive = await _alive(live, session)
+        gone: dict[str, list[int]] = {}
+        for instance, user_id in rows:
+            if instance not in alive:
+                gone.setdefault(instance, []).append(user_id)
+        if not gone:
+            return []
+        beats = dict(
+            (
+                await session.execute(
+                    select(ServerHeartbeat.instance, ServerHeartbeat.beat_at).where(
+                        ServerHeartbeat.instance.in_(gone)
+                    )
+                )
+            ).all()
+        )
+    return [(instance, beats.get(instance), users) for instance, users in gone.items()]
+
+
+async def _stand_up_absent(live: LivePlay) -> None:
+    """Seats without a game in progress whose holder has been offline past the grace period
+    are given up (the table closes when nobody is left)."""
+    async with live.db.session() as session:
+        seats = await tables.seats_of(session, None)
+        if not seats:
+            return
+        user_ids = sorted({user_id for _, user_id in seats})
+        alive = await _alive(live, session)
+        online = set(
+            (
+                await session.scalars(
+                    select(Presence.user_id).where(
+                        Presence.user_id.in_(user_ids), Presence.instance.in_(alive)
+                    )
+                )
+            ).all()
+        )
+        rows = await session.execute(
+            select(User.id, User.name, User.last_seen_at).where(User.id.in_(user_ids))
+        )
+        users = {user_id: (name, seen) for user_id, name, seen in rows.all()}
+    cutoff = time.time() - live.settings.disconnect_grace_seconds
+    for table_id, user_id in seats:
+        if user_id in online or user_id not in users:
+            continue
+        name, seen = users[user_id]
+        if seen is not None and as_unix(seen) > cutoff:
+            continue
+        try:
+            await tables.leave(live, PlayerRef(user_id, name), table_id)
+        except PlayError:
+            continue  # a game started there meanwhile, or they stood up already
+
+
+async def sweep(live: LivePlay) -> None:
+    """What no single process may be relied on to do: flag clocks that ran out, take the users
+    of crashed processes offline, and stand up players who did not come back. Every process
+    sweeps; every write is conditional, so each thing happens once."""
+    await games.flag_due(live)
+    for instance, beat_at, users in await _gone_instances(live):
+        since = as_unix(beat_at) if beat_at is not None else time.time()
+        logger.info("server process %s is gone: %d users offline", instance, len(users))
+        for user_id in users:
+            await disconnected(live, user_id, instance=instance, since=since)
+    await _stand_up_absent(live)
+
+
+async def banned_here(live: LivePlay) -> list[tuple[int, str]]:
+    """Users connected to this process who are banned now, with the reason."""
+    async with live.db.session() as session:
+        rows = await session.execute(
+            select(User.id, User.ban_reason)
+            .join(Presence, Presence.user_id == User.id)
+            .where(Presence.instance == live.instance, User.banned.is_(True))
+        )
+        return [(user_id, reason or "") for user_id, reason in rows.all()]
