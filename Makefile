@@ -5,19 +5,27 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck pytest install install-dev migrate bench clean
+.PHONY: run test lint typecheck pytest screenshots install install-dev migrate bench clean
+
+# pip's output (and setuptools' editable-install banner) goes to a log, shown only on failure.
+PIP_LOG := $(VENV)/pip.log
+PIP_INSTALL = $(BIN)/python -m pip install --disable-pip-version-check
+QUIET = > $(PIP_LOG) 2>&1 || { cat $(PIP_LOG); exit 1; }
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	@echo "creating $(VENV)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP_INSTALL) --upgrade pip $(QUIET)
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
-	touch $@
+	@echo "installing the checkers server into $(VENV) (pip's log: $(PIP_LOG))"
+	@$(PIP_INSTALL) -e . $(QUIET)
+	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $@ $(VENV)/.installed
+	@echo "installing the checkers server and its test tools into $(VENV) (pip's log: $(PIP_LOG))"
+	@$(PIP_INSTALL) -e '.[dev]' $(QUIET)
+	@touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
@@ -38,10 +46,18 @@ typecheck: install-dev
 
 # pytest exits 5 when it collected nothing; that is not a failure of the suite.
 pytest: install-dev
+	@echo "pytest: about 5 minutes on two cores. Skipped: the PostgreSQL tests unless" \
+		"TEST_DATABASE_URL is set, deep perft unless PYTEST_ARGS=--runslow, the browser tests" \
+		"without Chromium. The Redis tests need a Redis server at TEST_REDIS_URL" \
+		"(default redis://127.0.0.1:6379/0)."
 	$(BIN)/pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
-## Run the full test suite: ruff, mypy, pytest.
+## Run the full test suite: ruff, mypy, pytest. Leaves the git tree as it was.
 test: lint typecheck pytest
+
+## Rewrite the README's screenshots in docs/screenshots (the browser test of a whole game).
+screenshots: install-dev
+	CHECKERS_SCREENSHOTS=1 $(BIN)/pytest tests/e2e/test_play.py -q
 
 bench: install-dev
 	$(BIN)/python bench/perft.py

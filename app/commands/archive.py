@@ -17,7 +17,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "import",
         help="import PDN files into the game archive",
         description=(
-            "Import PDN game collections. Every game is replayed by the rules engine; games "
+            "Import PDN game collections. Every game is replayed by the rules engine, as it was "
+            "played: a short capture the next moves make clear, a remark glued to a move and a "
+            "game played on past an automatic draw are stored with a warning. Games "
             "already in the archive are skipped, so a file can be imported again safely. Exit "
             "status: 0 all stored or already present, 1 some games rejected, 2 a file unreadable, "
             "3 the database unusable (run `checkers migrate` first)."
@@ -103,9 +105,16 @@ async def import_files(url: str, files: list[Path], *, quiet: bool = False) -> i
             highlight=False,
             soft_wrap=True,
         )
+    for issue in report.warnings:
+        console.print(
+            f"[yellow]warning[/yellow] {issue.file} game {issue.number} (line {issue.line}) "
+            f"{issue.label!r}: {issue.message}",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(
         f"imported {report.imported}, already present {report.duplicates}, "
-        f"rejected {len(report.rejected)}"
+        f"rejected {len(report.rejected)}, warnings {len(report.warnings)}"
     )
     if unreadable:
         return EXIT_UNREADABLE

@@ -2,7 +2,8 @@
 
 Other tools parse these outputs, so their format is fixed: perft ends with the bare leaf count,
 moves are full paths sorted as strings, replay ends with ``games=N moves=M illegal=K
-unreadable=U``. Bad arguments or a bad FEN give a one-line error and exit status 2.
+unreadable=U past_draw=P warnings=W``. Bad arguments or a bad FEN give a one-line error and exit
+status 2.
 """
 
 from __future__ import annotations
@@ -42,7 +43,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     moves.set_defaults(func=run_moves)
 
-    replay = subparsers.add_parser("replay", help="check that every game of PDN files is legal")
+    replay = subparsers.add_parser(
+        "replay",
+        help="check that every game of PDN files is legal, read as it was played",
+        description=(
+            "Replay every game of PDN files. A short capture the next moves make clear, a remark "
+            "glued to a move and a game played on past an automatic draw (claim rules) are kept, "
+            "each with a warning line. The last line is: games=N moves=M illegal=K unreadable=U "
+            "past_draw=P warnings=W. Exit status 1 if a game is illegal or unreadable."
+        ),
+    )
     replay.add_argument(
         "--variant",
         default="english",
@@ -129,8 +139,11 @@ def run_moves(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from app.rules import Game, RulesError
+    """Replay records as they were played (``app.rules.record``): what is read by choice is a
+    warning line, and only illegal or unreadable games fail the run."""
+    from app.rules import RulesError
     from app.rules.pdn import PdnError, read_games
+    from app.rules.record import replay_record
 
     default = _variant(args.variant)
     if default is None:
@@ -142,7 +155,7 @@ def run_replay(args: argparse.Namespace) -> int:
         if not os.access(path, os.R_OK):
             reason = "no such file" if not os.path.exists(path) else "permission denied"
             return _fail(f"cannot read {path}: {reason}")
-    games = moves = illegal = unreadable = 0
+    games = moves = illegal = unreadable = past_draw = warnings = 0
     for path in args.files:
         try:
             stream = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
@@ -157,18 +170,23 @@ def run_replay(args: argparse.Namespace) -> int:
                     print(f"{where}: unreadable: {record.error}")
                     continue
                 try:
-                    game = Game(record.variant(default), record.fen)
+                    replay = replay_record(record.variant(default), record.moves, record.fen)
                 except (PdnError, RulesError) as exc:
                     unreadable += 1
                     print(f"{where}: unreadable: {exc}")
                     continue
-                for text in record.moves:
-                    try:
-                        game.play(text)
-                    except RulesError as exc:
-                        illegal += 1
-                        print(f"{where}: illegal at ply {game.ply + 1} {text!r}: {exc}")
-                        break
+                for warning in [*record.warnings, *replay.warnings]:
+                    warnings += 1
+                    print(f"{where} line {record.line}: warning: {warning}")
+                past_draw += replay.past_draw is not None
+                game = replay.game
+                if replay.error is not None:
+                    illegal += 1
+                    text = record.moves[game.ply]
+                    print(f"{where}: illegal at ply {game.ply + 1} {text!r}: {replay.error}")
                 moves += game.ply
-    print(f"games={games} moves={moves} illegal={illegal} unreadable={unreadable}")
+    print(
+        f"games={games} moves={moves} illegal={illegal} unreadable={unreadable} "
+        f"past_draw={past_draw} warnings={warnings}"
+    )
     return 0 if illegal == unreadable == 0 else 1

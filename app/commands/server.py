@@ -10,6 +10,7 @@ import asyncio
 import getpass
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ T = TypeVar("T")
 
 ADMIN_PASSWORD_ENV = "CHECKERS_ADMIN_PASSWORD"
 USAGE_ERROR = 2
+EXIT_DATABASE = 3  # the database is unreachable, missing or not migrated (as `checkers import`)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,10 +61,29 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 
 def run_serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from sqlalchemy.exc import SQLAlchemyError
 
     from app.config import get_settings
+    from app.db.migrate import current_revision, head_revision
 
     settings = get_settings()
+    # Checked before the server starts: a lifespan failing on a missing table is a traceback.
+    url = settings.database_url
+    try:
+        revision = current_revision(url)
+    except (OSError, SQLAlchemyError) as exc:  # a refused connection is a bare OSError
+        return _database_error(url, exc)
+    if revision is None:
+        return _error(
+            f"the database {_shown(url)} has no schema yet: run `checkers migrate` first",
+            EXIT_DATABASE,
+        )
+    if revision != head_revision():
+        return _error(
+            f"the database {_shown(url)} is at schema revision {revision}, this version needs "
+            f"{head_revision()}: run `checkers migrate` first",
+            EXIT_DATABASE,
+        )
     uvicorn.run(
         "app.main:create_app",
         factory=True,
@@ -81,20 +102,51 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_migrate(_args: argparse.Namespace) -> int:
-    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
 
     from app.config import get_settings
-    from app.db.migrate import upgrade
+    from app.db.migrate import current_revision, head_revision, upgrade
 
     url = get_settings().database_url
-    upgrade(url)
-    print(f"database schema is up to date: {make_url(url).render_as_string(hide_password=True)}")
+    head = head_revision()
+    try:
+        before = current_revision(url)
+        if before != head:
+            upgrade(url)
+    except (OSError, SQLAlchemyError) as exc:  # a refused connection is a bare OSError
+        return _database_error(url, exc)
+    if before is None:
+        print(f"created the database schema at revision {head}: {_shown(url)}")
+    elif before == head:
+        print(f"database schema already up to date at revision {head}: {_shown(url)}")
+    else:
+        print(f"upgraded the database schema from revision {before} to {head}: {_shown(url)}")
     return 0
 
 
-def _error(message: str) -> int:
+def _error(message: str, status: int = USAGE_ERROR) -> int:
     print(f"checkers: error: {message}", file=sys.stderr)
-    return USAGE_ERROR
+    return status
+
+
+def _shown(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _database_error(url: str, exc: BaseException) -> int:
+    """One line naming the database, the driver's reason and the fix; no traceback."""
+    from sqlalchemy.engine import make_url
+
+    reason = " ".join(str(getattr(exc, "orig", None) or exc).split())
+    reason = re.sub(r"^<class '[\w.]+'>: ", "", reason)  # how SQLAlchemy shows asyncpg's errors
+    name = make_url(url).database
+    if "does not exist" in reason and name:
+        fix = f"create it (PostgreSQL: `createdb {name}`) or set DATABASE_URL to one that exists"
+    else:
+        fix = "check DATABASE_URL and that the database server is running"
+    return _error(f"cannot use the database {_shown(url)}: {reason}; {fix}", EXIT_DATABASE)
 
 
 def _ask_password() -> str | None:

@@ -2,8 +2,11 @@
 
 The rules decide loss by having no move and the automatic draws (repetition, move limits, the
 pool kings ending) at the ply they occur. The server adds the endings it decides (resignation,
-timeout, agreement, …) through ``Game.end``. Tracking is incremental: a move costs the same at
-ply 10 and at ply 300, because history that can no longer repeat is dropped on irreversible moves.
+timeout, agreement, …) through ``Game.end``. Records of games played under claim rules may go
+on past an automatic draw: ``Game(..., automatic_draws=False)`` reads them, noting the first draw
+passed (``passed_draw``) instead of ending the game; live play never sets it. Tracking is
+incremental: a move costs the same at ply 10 and at ply 300, because history that can no longer
+repeat is dropped on irreversible moves.
 """
 
 from __future__ import annotations
@@ -53,13 +56,18 @@ class Outcome:
 class Game:
     """The record of one game and the automatic endings of its variant."""
 
-    def __init__(self, variant: Variant | str, start_fen: str | None = None) -> None:
+    def __init__(
+        self, variant: Variant | str, start_fen: str | None = None, *, automatic_draws: bool = True
+    ) -> None:
         self.variant = get_variant(variant) if isinstance(variant, str) else variant
         self.start_position = self.variant.position(start_fen)
         self.start_fen = self.start_position.fen()
         self.position = self.start_position
         self.moves: list[Move] = []
         self._outcome: Outcome | None = None
+        self.automatic_draws = automatic_draws
+        self.passed_draw: tuple[int, Termination] | None = None
+        """With ``automatic_draws=False``: the ply and kind of the first automatic draw passed."""
         # Positions seen since the last irreversible move, with their counts.
         self._seen: dict[PositionKey, int] = {self.position.key(): 1}
         # Plies since the move-limit count was last reset; the draw comes at move_limit_plies.
@@ -145,14 +153,21 @@ class Game:
         self.quiet_plies = 0 if resets else self.quiet_plies + 1
         kings_draw = rules.kings_ending_draw and self._track_kings_ending(mover, after)
 
+        draw: Termination | None = None
         if not after.has_legal_moves():
             self._outcome = Outcome(Termination.NO_MOVES, mover)
         elif repeats >= rules.repetitions_to_draw:
-            self._outcome = Outcome(Termination.REPETITION)
+            draw = Termination.REPETITION
         elif self.quiet_plies >= rules.move_limit_plies:
-            self._outcome = Outcome(Termination.MOVE_LIMIT)
+            draw = Termination.MOVE_LIMIT
         elif kings_draw:
-            self._outcome = Outcome(Termination.KINGS_ENDGAME)
+            draw = Termination.KINGS_ENDGAME
+        if draw is None:
+            return
+        if self.automatic_draws:
+            self._outcome = Outcome(draw)
+        elif self.passed_draw is None:
+            self.passed_draw = (self.ply, draw)
 
     @staticmethod
     def _in_kings_ending(position: Position) -> bool:

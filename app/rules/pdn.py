@@ -2,9 +2,10 @@
 
 The reader streams: it takes any iterable of lines (an open file) and yields one ``PdnGame`` at a
 time, so a large archive never sits in memory. It is tolerant of real files (comments, nested
-variations, NAGs, move numbers in every style, ``x`` for steps, FEN-only records) and reports
-an unreadable record through ``PdnGame.error`` instead of aborting the file. It does not check
-legality: replay the moves with ``Game`` for that.
+variations, NAGs, move numbers in every style, ``x`` for steps, FEN-only records, a remark glued
+to a move) and reports an unreadable record through ``PdnGame.error`` instead of aborting the
+file; what it read by guessing is in ``PdnGame.warnings``. It does not check legality: replay
+the moves with ``Game``, or ``app.rules.record`` for records as they are.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class PdnGame:
     """The line of the file where the record starts (1-based)."""
     error: str | None = None
     """Why the record could not be read, or None."""
+    warnings: list[str] = field(default_factory=list)
+    """What was read by guessing (``line N: …``), e.g. a remark glued to a move."""
 
     @property
     def fen(self) -> str | None:
@@ -199,7 +202,16 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
                     continue
                 pos = token.end()
                 if token.group("move"):
-                    reader.game.moves.append(re.sub(r"\s+", "", token.group("move")).lower())
+                    move = re.sub(r"\s+", "", token.group("move")).lower()
+                    reader.game.moves.append(move)
+                    if pos < end and line[pos].isalpha():
+                        # `8-11Redoversteppedthetimecontrol.`: a remark typed without a space.
+                        word = line[pos:].split(None, 1)[0]
+                        reader.game.warnings.append(
+                            f"line {number}: text glued to the move {move} read as a comment: "
+                            f"{_excerpt(word)!r}"
+                        )
+                        pos += len(word)
                 elif token.group("result"):
                     result = token.group("result")
                     reader.game.result = _RESULT_ALIASES.get(result, result)

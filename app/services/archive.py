@@ -474,8 +474,9 @@ async def iter_games(
 
 def positions_after(record: GameRecord) -> list[str | None]:
     """The FEN after each ply, replayed by the rules engine; None from a ply the engine rejects
-    (a stored game is checked when it is played or imported, so that means a damaged record)."""
-    game = RulesGame(get_variant(record.variant), start_fen=record.start_fen)
+    (a stored game is checked when it is played or imported, so that means a damaged record).
+    An imported game may go on past an automatic draw (claim rules), so none is applied here."""
+    game = RulesGame(get_variant(record.variant), start_fen=record.start_fen, automatic_draws=False)
     fens: list[str | None] = []
     for move in record.moves:
         try:

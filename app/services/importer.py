@@ -1,5 +1,9 @@
 """PDN import: load game collections into the archive, each game replayed by the rules engine.
 
+Records are read as they were played (`app.rules.record`): a short capture the following moves
+make clear, a remark glued to a move and a game played on past an automatic draw are stored, each
+with a warning in the report.
+
 A game is identified by a hash of its normalised form (variant, start position, the moves as the
 engine writes them, result, and the tags that tell two games apart), stored in
 `games.import_key`; importing the same file twice therefore adds nothing the second time.
@@ -22,8 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.models import Game, Move, User
 from app.rules import Color, RulesError
-from app.rules import Game as RulesGame
 from app.rules.pdn import RESULTS, PdnError, PdnGame
+from app.rules.record import replay_record
 
 NAME_MAX = 32  # users.name
 # Tags that, with the moves, tell two records apart (two problems may share a position).
@@ -49,6 +53,9 @@ class CheckedGame:
     white: str | None
     played_on: datetime | None
     import_key: str
+    warnings: list[str] = field(default_factory=list)
+    """What was read by choice: a remark glued to a move, a resolved short capture, a game
+    played on past an automatic draw (claim rules)."""
 
 
 @dataclass
@@ -65,6 +72,7 @@ class ImportReport:
     imported: int = 0
     duplicates: int = 0
     rejected: list[ImportIssue] = field(default_factory=list)
+    warnings: list[ImportIssue] = field(default_factory=list)
 
 
 def _player(tags: dict[str, str], side: str) -> str | None:
@@ -103,19 +111,18 @@ def check_game(record: PdnGame) -> CheckedGame:
         raise RejectedGame(f"unknown result {result!r}")
     fen = tags.get("FEN", "").strip() or None
     try:
-        game = RulesGame(variant, start_fen=fen)
+        start = variant.position(fen)
     except RulesError as exc:
         raise RejectedGame(f"bad FEN {fen!r}: {exc}") from None
-    start_fen = game.fen() if fen is not None else None
-    moves: list[str] = []
-    white_first = game.position.turn is Color.WHITE
-    for index, text in enumerate(record.moves, start=1 if white_first else 0):
-        try:
-            moves.append(str(game.play(text)))
-        except RulesError as exc:
-            number = f"{index // 2 + 1}{'...' if index % 2 else '.'}"
-            raise RejectedGame(f"move {number} {text}: {exc}") from None
-    outcome = game.outcome()
+    start_fen = start.fen() if fen is not None else None
+    replay = replay_record(variant, record.moves, fen)
+    if replay.error is not None:
+        ply = replay.game.ply + 1
+        index = ply if start.turn is Color.WHITE else ply - 1
+        number = f"{index // 2 + 1}{'...' if index % 2 else '.'}"
+        raise RejectedGame(f"move {number} {record.moves[ply - 1]}: {replay.error}")
+    moves = [str(move) for move in replay.game.moves]
+    outcome = replay.outcome()
     if outcome is not None and result != "*" and outcome.result() != result:
         raise RejectedGame(
             f"result {result} contradicts the final position "
@@ -135,6 +142,7 @@ def check_game(record: PdnGame) -> CheckedGame:
         white=_player(tags, "White"),
         played_on=_played_on(tags.get("Date", "").strip()),
         import_key=key,
+        warnings=[*record.warnings, *replay.warnings],
     )
 
 
@@ -192,6 +200,10 @@ class Importer:
                 issue = ImportIssue(file, number, record.line, label(record.tags), str(exc))
                 self.report.rejected.append(issue)
             else:
+                self.report.warnings += [
+                    ImportIssue(file, number, record.line, label(record.tags), warning)
+                    for warning in checked.warnings
+                ]
                 if checked.import_key in self._seen:
                     self.report.duplicates += 1
                 else:

@@ -65,6 +65,46 @@ def test_migrate_creates_the_sqlite_database_and_can_run_again(tmp_path: Path) -
     assert "up to date" in again.stdout
 
 
+def test_migrate_says_what_it_did(tmp_path: Path) -> None:
+    from app.db.migrate import head_revision, upgrade
+
+    head = head_revision()
+    url = f"sqlite+aiosqlite:///{tmp_path / 'new.db'}"
+    created = checkers("migrate", database_url=url, cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    assert f"created the database schema at revision {head}" in created.stdout
+    again = checkers("migrate", database_url=url, cwd=tmp_path)
+    assert f"already up to date at revision {head}" in again.stdout
+
+    older = f"sqlite+aiosqlite:///{tmp_path / 'older.db'}"
+    upgrade(older, "0001")
+    upgraded = checkers("migrate", database_url=older, cwd=tmp_path)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert f"upgraded the database schema from revision 0001 to {head}" in upgraded.stdout
+
+
+def test_migrate_without_a_usable_database_is_a_one_line_error(tmp_path: Path) -> None:
+    for url in (
+        "postgresql+asyncpg://postgres@127.0.0.1:5432/no_such_db",  # the server says so
+        f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/test",  # nothing listening
+    ):
+        done = checkers("migrate", database_url=url, cwd=tmp_path)
+        assert done.returncode == 3, done.stderr
+        assert done.stdout == "" and "Traceback" not in done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("checkers: error: cannot use the database")
+        assert "DATABASE_URL" in line
+
+
+def test_serve_on_an_unmigrated_database_says_to_migrate(tmp_path: Path) -> None:
+    url = "sqlite+aiosqlite:///./never-migrated.db"
+    done = checkers("serve", "--port", str(free_port()), database_url=url, cwd=tmp_path)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert "checkers migrate" in line
+    assert not (tmp_path / "never-migrated.db").exists()
+
+
 async def test_create_admin_from_the_environment(db_url: str, tmp_path: Path) -> None:
     done = checkers(
         "create-admin", "boss", database_url=db_url, cwd=tmp_path, CHECKERS_ADMIN_PASSWORD=PASSWORD

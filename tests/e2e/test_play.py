@@ -10,6 +10,7 @@ when White has no piece left. Checked against the rules engine:
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from tests.e2e.people import Cable, arrive, expect_moves, open_table, register, 
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
+# The README's screenshots are rewritten only by `make screenshots` (CHECKERS_SCREENSHOTS=1), so
+# that `make test` leaves the tree clean; otherwise they go to the test's temporary directory.
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 START_FEN = "B:W9,23,26:B5,16"
 MOVES = ["5x14", "23-18", "14x23x30"]
@@ -38,10 +41,17 @@ def test_the_game_sequence_is_legal_and_ends_with_a_black_win() -> None:
     assert (outcome.termination.value, outcome.result()) == ("no_moves", "1-0")
 
 
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    """Where the screenshots go: docs/screenshots with CHECKERS_SCREENSHOTS=1, else a temp dir."""
+    folder = SCREENSHOTS if os.environ.get("CHECKERS_SCREENSHOTS") == "1" else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
-    browser: Browser, server_url: str
+    browser: Browser, server_url: str, shots: Path
 ) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     carol_cable = Cable()
     people = [
         arrive(browser, server_url),
@@ -68,7 +78,7 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     expect(table_in_lobby).to_contain_text("alice")
     expect(table_in_lobby).to_contain_text("bob")
     expect(table_in_lobby).to_contain_text("playing")
-    carol.screenshot(path=str(SCREENSHOTS / "lobby.png"), full_page=True)
+    carol.screenshot(path=str(shots / "lobby.png"), full_page=True)
     carol.get_by_role("link", name=f"Watch table {table_id}").click()
     expect(carol).to_have_url(re.compile(rf"#/table/{table_id}$"))
 
@@ -108,7 +118,7 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     alice.keyboard.press("Enter")
     expect(square(alice, 14)).to_have_class(re.compile("target"))
     expect(alice.locator("#toast")).not_to_have_class(re.compile("shown"))
-    alice.screenshot(path=str(SCREENSHOTS / "board.png"), full_page=True)
+    alice.screenshot(path=str(shots / "board.png"), full_page=True)
     for key in ("ArrowUp", "ArrowUp", "ArrowLeft"):
         alice.keyboard.press(key)
     expect(square(alice, 14)).to_be_focused()
@@ -168,7 +178,7 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     carol.get_by_role("button", name="Previous move").click()
     expect(carol.get_by_text("Move 1 of 3")).to_be_visible()
     carol.get_by_role("button", name="Next move").click()
-    carol.screenshot(path=str(SCREENSHOTS / "replay.png"), full_page=True)
+    carol.screenshot(path=str(shots / "replay.png"), full_page=True)
 
     with carol.expect_download() as download:
         carol.get_by_role("link", name="Download PDN").click()

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 DATA = Path(__file__).parent.parent / "data"
+QUIRKS = DATA / "quirks" / "issue14.pdn"
 
 
 def checkers(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -79,7 +80,10 @@ def test_replay_checks_every_game_and_summarises() -> None:
     files = [str(DATA / "OCA_2.0.pdn"), str(DATA / "inferno.pdn"), str(DATA / "goulds.pdn")]
     run = checkers("replay", *files)
     assert run.returncode == 0
-    assert run.stdout.splitlines()[-1] == "games=373 moves=5586 illegal=0 unreadable=0"
+    assert (
+        run.stdout.splitlines()[-1]
+        == "games=373 moves=5586 illegal=0 unreadable=0 past_draw=0 warnings=0"
+    )
 
 
 def test_replay_reports_illegal_and_unreadable_games(tmp_path: Path) -> None:
@@ -94,7 +98,7 @@ def test_replay_reports_illegal_and_unreadable_games(tmp_path: Path) -> None:
     lines = run.stdout.splitlines()
     assert lines[0].startswith(f"{pdn}: game 1 [Bad move]: illegal at ply 3 '15-11'")
     assert "game 3 [Other game]: unreadable: GameType '25'" in lines[1]
-    assert lines[-1] == "games=16 moves=4 illegal=1 unreadable=14"
+    assert lines[-1] == "games=16 moves=4 illegal=1 unreadable=14 past_draw=0 warnings=0"
 
 
 def test_moves_batch_turns_undecodable_stdin_into_a_bad_fen_error() -> None:
@@ -114,4 +118,23 @@ def test_replay_reads_files_with_a_byte_order_mark_and_crlf(tmp_path: Path) -> N
     pdn = tmp_path / "bom.pdn"
     pdn.write_bytes(b'\xef\xbb\xbf[Event "BOM"]\r\n1. 11-15 23-19 *\r\n')
     run = checkers("replay", str(pdn))
-    assert run.returncode == 0 and run.stdout == "games=1 moves=2 illegal=0 unreadable=0\n"
+    assert (
+        run.returncode == 0
+        and run.stdout == "games=1 moves=2 illegal=0 unreadable=0 past_draw=0 warnings=0\n"
+    )
+
+
+def test_replay_reads_real_records_as_they_are_and_warns() -> None:
+    """A short capture the next moves make clear, a remark glued to a move, a game played on
+    past an automatic draw (claim rules): each is kept, with a warning naming game and line."""
+    run = checkers("replay", str(QUIRKS))
+    assert run.returncode == 0, run.stdout
+    lines = run.stdout.splitlines()
+    assert lines[-1] == "games=3 moves=29 illegal=0 unreadable=0 past_draw=1 warnings=3"
+    short, glued, past = lines[:-1]
+    assert short.startswith(f"{QUIRKS}: game 1 [Short capture, two paths] line 5: warning: ")
+    assert "'10x26'" in short and "10x17x26" in short
+    assert glued.startswith(f"{QUIRKS}: game 2 [Remark glued to a move] line 12: warning: ")
+    assert "line 16" in glued and "8-11" in glued and "Redoverstepped" in glued
+    assert past.startswith(f"{QUIRKS}: game 3 [Played on past a fivefold repetition] line 18: ")
+    assert "repetition at ply 16" in past

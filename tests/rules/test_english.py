@@ -1,4 +1,4 @@
-"""English draughts, one test per numbered rule of RULES.md (variant ``english``)."""
+"""English draughts, one test per numbered rule of docs/rules.md (variant ``english``)."""
 
 from __future__ import annotations
 

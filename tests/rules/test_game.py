@@ -99,3 +99,20 @@ def test_a_game_set_up_from_fen_counts_from_zero_and_counts_its_start_position()
     assert game.outcome() is None
     game.play("28-32")  # the start position's fifth occurrence
     assert game.outcome() == Outcome(Termination.REPETITION)
+
+
+def test_record_mode_plays_on_past_an_automatic_draw_and_notes_its_ply() -> None:
+    """Games played under claim rules go on past fivefold repetition; only imports and replays
+    ask for that (``automatic_draws=False``); live play keeps drawing at once."""
+    shuttle = ["1-6", "32-28", "6-1", "28-32"] * 4
+    live = Game("english", "B:WK32:BK1,K3,K10")
+    for text in shuttle:
+        live.play(text)
+    assert live.outcome() == Outcome(Termination.REPETITION)
+    assert live.passed_draw is None
+
+    record = Game("english", "B:WK32:BK1,K3,K10", automatic_draws=False)
+    for text in [*shuttle, "10-15", "32-28"]:
+        record.play(text)
+    assert record.outcome() is None and record.ply == 18
+    assert record.passed_draw == (16, Termination.REPETITION)

@@ -1,4 +1,4 @@
-"""Squares, move text and PDN FEN, as RULES.md describes them."""
+"""Squares, move text and PDN FEN, as docs/rules.md describes them."""
 
 from __future__ import annotations
 

@@ -185,3 +185,13 @@ def test_brackets_and_tag_lines_inside_a_closed_comment_are_comment_text() -> No
 def test_an_error_quotes_a_long_word_only_in_part() -> None:
     (record,) = read_games("1. 11-15 " + "\x00" * 100_000 + " *")
     assert record.error is not None and len(record.error) < 200
+
+
+def test_a_remark_glued_to_a_move_is_read_as_a_comment_with_a_warning() -> None:
+    """Real files have `8-11Redoversteppedthetimecontrolonthismove.`: the move stands."""
+    text = '[Event "glued"]\n1. 11-15 23-19\n2. 8-11Redoversteppedthetimecontrol. 22-17 0-1\n'
+    (record,) = read_games(text)
+    assert record.error is None
+    assert record.moves == ["11-15", "23-19", "8-11", "22-17"] and record.result == "0-1"
+    (warning,) = record.warnings
+    assert warning.startswith("line 3: ") and "'Redoversteppedthetimecontrol.'" in warning

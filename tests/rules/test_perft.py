@@ -1,4 +1,4 @@
-"""Perft from the start equals the reference table of RULES.md for both variants."""
+"""Perft from the start equals the reference table of docs/rules.md for both variants."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""American pool checkers, one test per numbered rule of RULES.md (variant ``pool``)."""
+"""American pool checkers, one test per numbered rule of docs/rules.md (variant ``pool``)."""
 
 from __future__ import annotations
 

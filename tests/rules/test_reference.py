@@ -1,4 +1,4 @@
-"""Both generators agree with a slow, obvious one written from RULES.md on random positions.
+"""Both generators agree with a slow, obvious one written from docs/rules.md on random positions.
 
 The bitboard generators are checked against perft from the start, where kings are rare; random
 placements with many kings (both colours, either side to move) reach the king rules: flying
@@ -137,6 +137,6 @@ def test_legal_moves_match_the_reference_on_random_positions(variant: str) -> No
             assert sorted(ours) == sorted(expected), position.fen()
         else:
             # A king going on along one diagonal may stop anywhere between two captured pieces:
-            # those stops are one move (RULES.md, architecture.md), listed once.
+            # those stops are one move (docs/rules.md, architecture.md), listed once.
             assert sorted(map(capture_key, ours)) == sorted(set(map(capture_key, expected)))
             assert all(move in expected for move in ours), position.fen()

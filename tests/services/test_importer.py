@@ -8,6 +8,9 @@ from pathlib import Path
 
 import httpx
 
+from app.rules.pdn import PdnGame, read_games
+from app.services.importer import check_game
+
 ROOT = Path(__file__).resolve().parents[2]
 # The English collections of tests/data (DUTCH96H.pdn is international draughts).
 COLLECTIONS = [
@@ -22,6 +25,15 @@ COLLECTIONS = [
     )
 ]
 ENGLISH_GAMES = 630  # records in the six English collections
+# Records real collections contain that a strict reader refused (issue #14).
+QUIRKS = ROOT / "tests" / "data" / "quirks" / "issue14.pdn"
+
+
+def quirk(event: str) -> PdnGame:
+    """The record of tests/data/quirks/issue14.pdn with this Event."""
+    with QUIRKS.open(encoding="utf-8") as stream:
+        (record,) = (r for r in read_games(stream) if r.tags["Event"] == event)
+    return record
 
 
 async def checkers_import(db_url: str, *files: Path) -> tuple[int, str]:
@@ -187,3 +199,51 @@ async def test_an_unmigrated_database_is_a_clear_error(tmp_path: Path) -> None:
     assert status == 3
     assert "cannot use the database" in output and "checkers migrate" in output
     assert "Traceback" not in output
+
+
+def test_a_short_capture_is_read_as_the_path_the_record_goes_on_after() -> None:
+    """`10x26` has two paths here (10x17x26, 10x19x26); only after the first is White's
+    `23-19` two moves later legal, so the record is clear: that path, with a warning."""
+    checked = check_game(quirk("Short capture, two paths"))
+    assert checked.moves == ["10x17x26", "32-28", "1-6", "23-19", "6-9"]
+    (warning,) = checked.warnings
+    assert "'10x26'" in warning and "10x17x26" in warning and "10x19x26" in warning
+
+
+def test_a_remark_glued_to_a_move_is_a_comment_and_the_move_is_kept() -> None:
+    checked = check_game(quirk("Remark glued to a move"))
+    assert checked.moves == ["11-15", "23-19", "8-11", "22-17"]
+    assert checked.result == "0-1"
+    (warning,) = checked.warnings
+    assert "Redoverstepped" in warning and "line 16" in warning
+
+
+def test_a_game_played_on_past_an_automatic_draw_keeps_its_moves_and_result() -> None:
+    """Masters played under claim rules: the record stands, with a note where the server
+    would have drawn (the fifth repetition, ply 16)."""
+    checked = check_game(quirk("Played on past a fivefold repetition"))
+    assert len(checked.moves) == 20 and checked.result == "1-0"
+    assert checked.termination is None
+    (warning,) = checked.warnings
+    assert "repetition at ply 16" in warning
+
+
+async def test_import_reports_warnings_and_stores_the_records(
+    db_url: str, client: httpx.AsyncClient
+) -> None:
+    status, output = await checkers_import(db_url, QUIRKS)
+    assert status == 0, output
+    assert "imported 3, already present 0, rejected 0, warnings 3" in output
+    warnings = [line for line in output.splitlines() if line.startswith("warning ")]
+    assert len(warnings) == 3
+    assert "game 1 (line 5)" in warnings[0] and "10x17x26" in warnings[0]
+    assert "game 3 (line 18)" in warnings[2] and "ply 16" in warnings[2]
+    page = (await client.get("/api/players/Ann/games", params={"limit": 10})).json()
+    games = [(await client.get(f"/api/games/{g['id']}")).json() for g in page["data"]]
+    (past,) = [g for g in games if g["tags"]["Event"].startswith("Played on past")]
+    assert (past["result"], past["ply_count"]) == ("1-0", 20)
+    # The archive's replay shows every position, also those after the draw was passed.
+    shown = (await client.get(f"/api/games/{past['id']}", params={"positions": True})).json()
+    assert shown["moves"][-1]["fen_after"] is not None
+    (short,) = [g for g in games if g["tags"]["Event"].startswith("Short capture")]
+    assert short["moves"][0]["move"] == "10x17x26"
