@@ -1,6 +1,7 @@
 """Live play under load: accepted moves per second and move round trips, against a real server.
 
     .venv/bin/python bench/play.py                      # starts server + echo on Postgres
+    .venv/bin/python bench/play.py --processes 2             # two servers behind Redis
     .venv/bin/python bench/play.py --url http://127.0.0.1:8000 --echo-url ws://127.0.0.1:8001/ws \
         --room english-casual --games 20 --paced-games 40
 
@@ -305,10 +306,11 @@ async def guest(client: httpx.AsyncClient) -> tuple[str, int]:
 
 
 async def start_pair(
-    room: str, ws_base: str, client: httpx.AsyncClient, stats: Stats, pace: float | None
+    room: str, ws_bases: list[str], client: httpx.AsyncClient, stats: Stats, pace: float | None
 ) -> list[Bot]:
+    """Black connects to the first server, White to the second (the same one if only one)."""
     bots = []
-    for _ in range(2):
+    for ws_base in ws_bases:
         token, user_id = await guest(client)
         ws = await open_ws(f"{ws_base}/ws?token={token}")
         await ws.recv()  # welcome
@@ -323,26 +325,31 @@ async def start_pair(
 
 
 async def run_games(
-    base: str,
+    bases: list[str],
     room: str,
     games: int,
     seconds: float,
     warmup: float,
     pace: float | None,
     cpu: CpuMeter,
+    cross: bool = False,
 ) -> Stats:
-    ws_base = base.replace("http://", "ws://")
+    """Play `games` games. With several servers, game n is served by server n (both players
+    on it), or with `cross` its players are on server n and server n + 1."""
+    ws_bases = [base.replace("http://", "ws://") for base in bases]
     stats = Stats(warm_until=float("inf"), stop_at=float("inf"))
     limits = httpx.Limits(max_connections=20)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+    async with httpx.AsyncClient(base_url=bases[0], limits=limits, timeout=60) as client:
         gate = asyncio.Semaphore(20)
 
-        async def pair() -> list[Bot]:
+        async def pair(n: int) -> list[Bot]:
+            first = ws_bases[n % len(ws_bases)]
+            second = ws_bases[(n + 1) % len(ws_bases)] if cross else first
             async with gate:
-                return await start_pair(room, ws_base, client, stats, pace)
+                return await start_pair(room, [first, second], client, stats, pace)
 
         # Seat everyone before the clock starts; `game_started` waits in each socket.
-        pairs = await asyncio.gather(*(pair() for _ in range(games)))
+        pairs = await asyncio.gather(*(pair(n) for n in range(games)))
     bots = [bot for p in pairs for bot in p]
     stats.warm_until = time.perf_counter() + warmup
     stats.stop_at = stats.warm_until + seconds
@@ -391,14 +398,24 @@ async def run_echo(
 # --- driver ---------------------------------------------------------------------------------
 
 
+def all_cpu(probes: list[CpuProbe]) -> CpuProbe:
+    """The CPU seconds of several processes together."""
+
+    def probe() -> float | None:
+        used = [p() for p in probes]
+        return None if any(u is None for u in used) else sum(u for u in used if u is not None)
+
+    return probe
+
+
 @contextlib.asynccontextmanager
 async def servers(
     args: argparse.Namespace,
-) -> AsyncIterator[tuple[str, str, CpuMeter, CpuMeter]]:
-    """The server and echo URLs, and meters of the CPU used by each (and by the rest)."""
+) -> AsyncIterator[tuple[list[str], str, CpuMeter, CpuMeter]]:
+    """The servers' and the echo's URLs, and meters of the CPU used by each (and the rest)."""
     if args.url:
         probe = process_cpu(args.server_pid) if args.server_pid else no_cpu
-        yield args.url, args.echo_url, CpuMeter(probe), CpuMeter(no_cpu, ECHO)
+        yield [args.url], args.echo_url, CpuMeter(probe), CpuMeter(no_cpu, ECHO)
         return
     database_url = await recreate_database(args.postgres, BENCH_DATABASE)
     env = os.environ | {
@@ -410,19 +427,29 @@ async def servers(
         "WS_MESSAGES_PER_SECOND": "1000",
     }
     env.pop("REDIS_URL", None)
+    if args.processes > 1:
+        env["REDIS_URL"] = args.redis
     migrate = [sys.executable, "-m", "app.cli", "migrate"]
     await asyncio.to_thread(subprocess.run, migrate, env=env, cwd=ROOT, check=True)
     await add_bench_room(database_url)
-    port, echo_port = free_port(), free_port()
-    serve = [sys.executable, "-m", "app.cli", "serve", "--port", str(port)]
+    ports, echo_port = [free_port() for _ in range(args.processes)], free_port()
     echo_command = [sys.executable, str(Path(__file__)), "--serve-echo", str(echo_port)]
-    with child(serve, env) as server, child(echo_command, env) as echo:
-        url = f"http://127.0.0.1:{port}"
-        await wait_http(url + "/healthz")
+    with contextlib.ExitStack() as stack:
+        started = [
+            stack.enter_context(
+                child([sys.executable, "-m", "app.cli", "serve", "--port", str(port)], env)
+            )
+            for port in ports
+        ]
+        echo = stack.enter_context(child(echo_command, env))
+        urls = [f"http://127.0.0.1:{port}" for port in ports]
+        for url in urls:
+            await wait_http(url + "/healthz")
         await wait_http(f"http://127.0.0.1:{echo_port}/docs")
         echo_url = f"ws://127.0.0.1:{echo_port}/ws"
-        meters = CpuMeter(process_cpu(server.pid)), CpuMeter(process_cpu(echo.pid), ECHO)
-        yield url, echo_url, *meters
+        server_cpu = all_cpu([process_cpu(p.pid) for p in started])
+        meters = CpuMeter(server_cpu), CpuMeter(process_cpu(echo.pid), ECHO)
+        yield urls, echo_url, *meters
 
 
 def line(name: str, stats: Stats) -> str:
@@ -449,6 +476,11 @@ def cpu_line(stats: Stats, unit: str) -> str:
     return text + "\n"
 
 
+def server_cpu_per(stats: Stats, name: str = "server") -> float:
+    """The server's CPU seconds per move (or the echo server's per round trip)."""
+    return stats.cpu.get(name, float("nan")) / max(stats.moves, 1)
+
+
 def ceilings(stats: Stats) -> str:
     """What the measured CPU costs allow: the server's one core, and the machine's cores for
     the server, PostgreSQL and the bots together."""
@@ -465,24 +497,34 @@ def ceilings(stats: Stats) -> str:
 
 
 async def bench(args: argparse.Namespace) -> None:
-    async with servers(args) as (url, echo_url, cpu, echo_cpu):
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    async with servers(args) as (urls, echo_url, cpu, echo_cpu):
         echo = None
         if not args.no_echo:
             echo = await run_echo(echo_url, args.games, args.seconds, args.warmup, echo_cpu)
             print(line(f"echo round trips ({args.games} sockets)", echo), flush=True)
             print(cpu_line(echo, "round trip"), end="")
         saturated = await run_games(
-            url, args.room, args.games, args.seconds, args.warmup, None, cpu
+            urls, args.room, args.games, args.seconds, args.warmup, None, cpu
         )
         print(line(f"saturation ({args.games} games)", saturated), flush=True)
         print(cpu_line(saturated, "move"), end="")
+        if len(urls) > 1:
+            crossed = await run_games(
+                urls, args.room, args.games, args.seconds, args.warmup, None, cpu, cross=True
+            )
+            print(line(f"saturation, players on 2 servers ({args.games})", crossed), flush=True)
+            print(cpu_line(crossed, "move"), end="")
+            print(f"players on two servers / on one: {crossed.rate() / saturated.rate():.2f}")
         paced = await run_games(
-            url, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
+            urls, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
         )
         print(line(f"paced ({args.paced_games} games, ~1 move/s/side)", paced), flush=True)
         print(cpu_line(paced, "move"), end="")
     if echo is not None:
         print(f"saturation / echo: {saturated.rate() / echo.rate():.2f}")
+        units = server_cpu_per(saturated) / server_cpu_per(echo, "echo server")
+        print(f"server CPU per move in echo units (echo server CPU per round trip): {units:.1f}")
     print(ceilings(saturated), end="")
     print(f"games finished: saturation {saturated.games}, paced {paced.games}")
     for name, stats in (("saturation", saturated), ("paced", paced)):
@@ -506,6 +548,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per load")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
     parser.add_argument("--no-echo", action="store_true", help="skip the echo measurement")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="server processes (more than one: with Redis)"
+    )
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/15", help="with --processes")
     parser.add_argument("--serve-echo", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:

@@ -63,6 +63,7 @@ CLOSE_UNSUPPORTED = 1003
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_SERVER_ERROR = 1011
+CLOSE_SERVICE_RESTART = 1012
 CLOSE_TRY_AGAIN = 1013
 
 
@@ -140,6 +141,7 @@ class Connection:
         self.state = ConnectionState.OPEN
         self.tables: set[int] = set()
         self.lobby = False
+        self.moving = False  # closed because this server restarts: the user is not gone
         self.messages = TokenBucket(messages_per_second, 2 * messages_per_second)
         self.chats = TokenBucket(CHAT_PER_SECOND, CHAT_BURST)
         self.dropped = 0
@@ -364,8 +366,8 @@ class Hub:
             if mine:
                 return
             del self.users[user.id]
-        if self._stopping:
-            return  # the lifespan takes everyone here offline at once
+        if self._stopping or conn.moving:
+            return  # this process stops: the sweep sees it gone, and its users with it
         await presence.disconnected(self.live, user.id)
 
     # --- lobby ---------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from app.realtime.connections import (
     CHAT_PER_SECOND,
     CLOSE_POLICY,
     CLOSE_SERVER_ERROR,
+    CLOSE_SERVICE_RESTART,
     CLOSE_TOO_BIG,
     CLOSE_TRY_AGAIN,
     CLOSE_UNSUPPORTED,
@@ -95,11 +96,10 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         with contextlib.suppress(asyncio.CancelledError):
             await sweeper
         try:
+            # Users connected here stay present until the others' sweep (or this server's
+            # next start) finds this process stopped: those who come back elsewhere within
+            # `presence.SWITCH_SECONDS` are never away.
             await hub.stop()
-            try:
-                await presence.stopped(live)
-            except Exception:  # the others' sweep takes these users offline then
-                logger.warning("cannot record who was connected here", exc_info=True)
             await live.stop()
         finally:
             await beats.stop()
@@ -175,6 +175,9 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
         while conn.state is ConnectionState.OPEN:
             frame = await websocket.receive()
             if frame["type"] == "websocket.disconnect":
+                # 1012: this server is restarting (uvicorn closes every socket so on SIGTERM);
+                # the client comes back through the balancer, most likely to another process.
+                conn.moving = frame.get("code") == CLOSE_SERVICE_RESTART
                 break
             text = frame.get("text")
             if text is None:

@@ -26,6 +26,8 @@ from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
 
+SWITCH_SECONDS = 5.0  # a stopped process's users have this long to connect elsewhere
+
 
 async def _lock_user(session: AsyncSession, user_id: int) -> None:
     await session.execute(select(User.id).where(User.id == user_id).with_for_update())
@@ -84,20 +86,10 @@ async def disconnected(
     await live.announce(events)
 
 
-async def stopped(live: LivePlay) -> None:
-    """This process stops: everyone connected here is disconnected from it now."""
-    async with live.db.session() as session:
-        users = (
-            await session.scalars(
-                select(Presence.user_id).where(Presence.instance == live.instance)
-            )
-        ).all()
-    for user_id in users:
-        await disconnected(live, user_id)
-
-
 async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, list[int]]]:
-    """Processes that hold presence rows but are gone: id, last beat, users."""
+    """Processes that hold presence rows but are gone: id, last beat, users. One that stopped
+    cleanly counts as gone `SWITCH_SECONDS` after its last beat, so that its clients, sent
+    elsewhere by the balancer, are connected again by then."""
     async with live.db.session() as session:
         rows = (await session.execute(select(Presence.instance, Presence.user_id))).all()
         if not rows:
@@ -109,16 +101,24 @@ async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, li
                 gone.setdefault(instance, []).append(user_id)
         if not gone:
             return []
-        beats = dict(
-            (
+        beats = {
+            instance: (beat_at, stopped)
+            for instance, beat_at, stopped in (
                 await session.execute(
-                    select(ServerHeartbeat.instance, ServerHeartbeat.beat_at).where(
-                        ServerHeartbeat.instance.in_(gone)
-                    )
+                    select(
+                        ServerHeartbeat.instance, ServerHeartbeat.beat_at, ServerHeartbeat.stopped
+                    ).where(ServerHeartbeat.instance.in_(gone))
                 )
             ).all()
-        )
-    return [(instance, beats.get(instance), users) for instance, users in gone.items()]
+        }
+    switched = time.time() - SWITCH_SECONDS
+    found = []
+    for instance, users in gone.items():
+        beat_at, stopped = beats.get(instance, (None, False))
+        if stopped and beat_at is not None and as_unix(beat_at) > switched:
+            continue
+        found.append((instance, beat_at, users))
+    return found
 
 
 async def _stand_up_absent(live: LivePlay) -> None:

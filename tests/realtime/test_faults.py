@@ -19,12 +19,14 @@ from sqlalchemy import make_url
 from websockets.exceptions import ConnectionClosed
 
 from app.config import Settings
+from app.services.presence import SWITCH_SECONDS
 from tests.api.admin_client import admin_client, ok
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, ServerProcess, serve
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
 GRACE = 1.0
+SWITCH_WAIT = SWITCH_SECONDS + 1.5
 HEAL_SECONDS = 10.0  # what the issue allows for a fault to heal
 
 
@@ -164,6 +166,36 @@ async def test_a_player_who_never_comes_back_after_a_restart_can_be_claimed_agai
             await a.expect("table")
             ended = await claim_when_allowed(a, match.id)
             assert (ended["result"], ended["termination"]) == ("1-0", "abandoned")
+
+
+async def test_a_stopping_server_sends_its_players_to_another_without_a_break(
+    db_url: str, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    """Deploy mode: on SIGTERM a process closes its sockets with 1012; the player reconnects to
+    another process (as the balancer would send them), resumes from the version they had,
+    with no snapshot, and the opponent never sees them away."""
+    settings = process_settings(db_url, redis_url=private_redis.url)
+    async with processes(settings, tmp_path, 2) as (one, two):
+        token_a, token_b = await guest_token(one.url), await guest_token(two.url)
+        async with connect(two.url, token_b) as b:
+            async with connect(one.url, token_a) as a:
+                match = await start_game(a, b, clock={"base": 300, "increment": 0})
+                await match.play("11-15", "22-18")
+                since = versions(a, match.table["id"])[-1]
+                await one.stop()
+                with pytest.raises(ConnectionClosed) as closed:
+                    while True:
+                        await a.recv()
+                assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012
+            async with connect(two.url, token_a) as a:
+                await a.send(type="watch", table=match.table["id"], since=since, epoch="log")
+                assert (await a.expect("synced"))["v"] == since
+                assert not [m for m in a.seen if m["type"] == "table"]
+                match.black = a
+                await match.play("15x22")
+                await asyncio.sleep(SWITCH_WAIT)  # past the time a stopped process is given
+                await match.play("25x18")
+        assert not [m for m in b.seen if m["type"] in ("player_away", "player_back")]
 
 
 async def test_players_who_close_their_pages_after_a_game_are_stood_up(server: Served) -> None:
