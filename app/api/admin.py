@@ -38,7 +38,7 @@ from app.api.schemas.admin import (
     UsersPage,
 )
 from app.db.models import AuditEntry, Room, User
-from app.realtime.connections import Hub
+from app.realtime.hub import Hub
 from app.services import admin
 from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
 from app.services.heartbeat import Heartbeat

@@ -119,6 +119,9 @@ class Broker(ABC):
     there is no history. Consumers that need every event keep a version number and resync.
     """
 
+    # Whether publications reach other server processes (False: only this one's subscribers).
+    shared = True
+
     def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
         if queue_size < 1:
             raise ValueError("queue_size must be at least 1")

@@ -8,6 +8,8 @@ from app.broker.base import DEFAULT_QUEUE_SIZE, Broker
 class MemoryBroker(Broker):
     """Delivers published messages straight to this process's subscribers."""
 
+    shared = False
+
     def __init__(self, queue_size: int = DEFAULT_QUEUE_SIZE) -> None:
         super().__init__(queue_size)
         self._connected = False

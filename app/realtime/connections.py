@@ -1,14 +1,9 @@
-"""Websocket connections of this process and the delivery of table events to them.
+"""One websocket client: who it is, what it watches, its limits, and its outgoing frames.
 
-Each connection has a bounded send queue drained by its own writer task: a client that stops
-reading is closed (1008) instead of being buffered without end. Table events are numbered where
-they are stored (`app.db.table_log`); the hub delivers them in order to the connections that
-watch the table here, whichever way they arrive (from a use case of this process, or rung on
-the broker by another). A number beyond the next one is a gap: the hub reads the missed events
-from the log. It also compares its tables with the log's heads every `SWEEP_SECONDS`, so a lost
-ring (a broker outage) costs a delay, never an event. The hub serves the lobby channel (adding
-how many people watch each table here) and the `control` channel, and closes the sockets of
-users banned meanwhile.
+Each connection writes a frame at once, in the caller's turn, unless frames are already waiting;
+a send that has to wait for a slow reader, and the frames after it, are handled by a writer task
+made for the purpose, with a bounded queue: a client that stops reading is closed (1008) instead
+of being buffered without end. Table events reach connections through `app.realtime.hub`.
 """
 
 from __future__ import annotations
@@ -16,47 +11,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-import json
 import logging
 import time
 import types
 from collections import deque
-from collections.abc import Coroutine, Generator, Sequence
+from collections.abc import Coroutine, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
-from app.broker import SubscriberDropped
-from app.db import table_log
-from app.db.table_log import StoredEvent
-from app.metrics import WS_CONNECTIONS
-from app.services import games, presence, tables
 from app.services.live import (
-    CONTROL_CHANNEL,
-    LOBBY_CHANNEL,
-    LivePlay,
     PlayerRef,
-    PlayError,
-    TableInfo,
     dumps,
-    table_channel,
 )
 
 logger = logging.getLogger(__name__)
 
 SEND_QUEUE_FRAMES = 256
-EVENTS_KEPT = 200
 CHAT_PER_SECOND = 0.5
 CHAT_BURST = 5.0
 FLOOD_LIMIT = 200
-MAX_WATCHED_TABLES = 50
 CLOSE_WAIT_SECONDS = 2.0
-FEED_LINGER_SECONDS = 30.0  # keep a table's feed a while after its last watcher left
-CATCH_UP_BATCH = 500  # events read from the log at a time
-EPOCH = "log"  # names the numbering: every table's events are numbered by its log
-SPECTATORS_EVERY_SECONDS = 1.0  # at most one spectator-count update per table to the lobby
 
 CLOSE_NORMAL = 1000
 CLOSE_UNSUPPORTED = 1003
@@ -145,32 +122,29 @@ class Connection:
         self.messages = TokenBucket(messages_per_second, 2 * messages_per_second)
         self.chats = TokenBucket(CHAT_PER_SECOND, CHAT_BURST)
         self.dropped = 0
-        # The frames (the first may be a suspended send), and a close after them.
-        self._queue: asyncio.Queue[str | _Suspended | _Close] = asyncio.Queue(SEND_QUEUE_FRAMES + 1)
-        self._busy = False  # the writer task is sending a frame
+        # While a send waits for the socket: the frames behind it (the first may be that
+        # suspended send) and a close after them, and the task that writes them. An idle
+        # connection has neither, which keeps it small.
+        self._queue: deque[str | _Suspended | _Close] = deque()
         self._writer: asyncio.Task[None] | None = None
 
     @property
     def user_id(self) -> int | None:
         return self.user.id if self.user is not None else None
 
-    def start(self) -> None:
-        self._writer = asyncio.create_task(self._write(), name="ws-writer")
-
     def send_text(self, text: str) -> None:
         """Send a frame, or queue it behind those still waiting for the socket; a client that
         lets SEND_QUEUE_FRAMES pile up is closed."""
         if self.state is not ConnectionState.OPEN:
             return
-        if not self._busy and self._queue.empty():
+        if self._writer is None:
             self._send_now(text)
             return
-        if self._queue.qsize() >= SEND_QUEUE_FRAMES:
-            while not self._queue.empty():
-                self._queue.get_nowait()
+        if len(self._queue) >= SEND_QUEUE_FRAMES:
+            self._queue.clear()
             self.close(CLOSE_POLICY, "too many unread messages")
             return
-        self._queue.put_nowait(text)
+        self._queue.append(text)
 
     def send(self, payload: dict[str, Any]) -> None:
         self.send_text(dumps(payload))
@@ -185,18 +159,19 @@ class Connection:
         """Close after the frames already queued."""
         if self.state is ConnectionState.OPEN:
             self.state = ConnectionState.CLOSING
-            self._queue.put_nowait(_Close(code, reason))
+            self._enqueue(_Close(code, reason))
 
     async def finish(self) -> None:
         """Stop the writer once the reader is done, letting a requested close go out first."""
         closing = self.state is ConnectionState.CLOSING
         self.state = ConnectionState.CLOSING
-        if self._writer is not None:
+        writer = self._writer
+        if writer is not None:
             if closing:
-                await asyncio.wait({self._writer}, timeout=CLOSE_WAIT_SECONDS)
-            self._writer.cancel()
+                await asyncio.wait({writer}, timeout=CLOSE_WAIT_SECONDS)
+            writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._writer
+                await writer
 
     def _send_now(self, text: str) -> None:
         """Write the frame in the caller's turn of the event loop, without a hop through the
@@ -210,14 +185,20 @@ class Connection:
         except Exception:  # the peer went away; the reader sees the disconnect
             logger.debug("websocket send failed", exc_info=True)
             return
-        self._queue.put_nowait(_Suspended(send, waiting_on))
+        self._enqueue(_Suspended(send, waiting_on))
+
+    def _enqueue(self, item: str | _Suspended | _Close) -> None:
+        """Hand an item to the writer task, started if none runs."""
+        self._queue.append(item)
+        if self._writer is None:
+            self._writer = asyncio.create_task(self._write(), name="ws-writer")
 
     async def _write(self) -> None:
-        ws = self.websocket
+        """Write what waits, in order, then end (the next send that has to wait starts another)."""
+        ws, queue = self.websocket, self._queue
         try:
-            while True:
-                item = await self._queue.get()
-                self._busy = True
+            while queue:
+                item = queue.popleft()
                 if isinstance(item, _Close):
                     if ws.application_state is WebSocketState.CONNECTED:
                         await ws.close(item.code, item.reason)
@@ -226,452 +207,7 @@ class Connection:
                     await _resume(item)
                 else:
                     await ws.send_text(item)
-                self._busy = False
         except Exception:  # the peer went away mid-send; the reader sees the disconnect
             logger.debug("websocket send failed", exc_info=True)
-
-
-class TableFeed:
-    """One table as this process serves it: the number of its latest event delivered here, the
-    last events (for clients that resume), and its watchers with the number each has had."""
-
-    def __init__(self, table_id: int) -> None:
-        self.table_id = table_id
-        self.version = 0
-        self.events: deque[StoredEvent] = deque(maxlen=EVENTS_KEPT)
-        self.watchers: dict[Connection, int] = {}
-        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.task: asyncio.Task[None] | None = None
-        self.catching_up: asyncio.Task[None] | None = None
-        self.linger: asyncio.TimerHandle | None = None
-        # The table as the lobby last heard of it from here (None: not since the feed began),
-        # whether it left the lobby, the spectator count the lobby was given, when, and a
-        # pending update of that count.
-        self.summary: dict[str, Any] | None = None
-        self.unlisted = False
-        self.spectators_shown = 0
-        self.spectators_at = -SPECTATORS_EVERY_SECONDS
-        self.spectators_timer: asyncio.TimerHandle | None = None
-
-
-class Hub:
-    """This process's connections and feeds; one per app, created by the lifespan."""
-
-    def __init__(self, live: LivePlay, sweep_seconds: float) -> None:
-        self.live = live
-        self.sweep_seconds = sweep_seconds
-        self.feeds: dict[int, TableFeed] = {}
-        self.users: dict[int, set[Connection]] = {}
-        self.lobby: set[Connection] = set()
-        self.connections: set[Connection] = set()
-        self._tasks: list[asyncio.Task[None]] = []
-        self._stopping = False
-        live.count_spectators = self.count_spectators
-        live.deliver = self.deliver
-
-    async def start(self) -> None:
-        for channel, handler in (
-            (LOBBY_CHANNEL, self._lobby_event),
-            (CONTROL_CHANNEL, self._control_event),
-        ):
-            ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._tasks.append(asyncio.create_task(self._follow(channel, handler, ready)))
-            await ready
-        self._tasks.append(asyncio.create_task(self._keep_up(), name="hub-keep-up"))
-
-    async def stop(self) -> None:
-        self._stopping = True
-        for conn in tuple(self.connections):
-            conn.close(CLOSE_NORMAL, "the server is shutting down")
-        for feed in self.feeds.values():
-            if feed.linger is not None:
-                feed.linger.cancel()
-            if feed.spectators_timer is not None:
-                feed.spectators_timer.cancel()
-        tasks = self._tasks + [
-            t for f in self.feeds.values() for t in (f.task, f.catching_up) if t is not None
-        ]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-    async def _follow(self, channel: str, handler: Any, ready: asyncio.Future[None]) -> None:
-        while True:
-            try:
-                async with self.live.broker.subscribe(channel) as sub:
-                    if not ready.done():
-                        ready.set_result(None)
-                    async for text in sub:
-                        await handler(text)
-                    return
-            except SubscriberDropped:
-                logger.warning("fell behind on %r; resubscribing", channel)
-
-    async def _keep_up(self) -> None:
-        """Every SWEEP_SECONDS: catch up the tables whose log went further than delivered here
-        (a ring lost with the broker), and close the sockets of users banned meanwhile."""
-        while True:
-            await asyncio.sleep(self.sweep_seconds)
-            try:
-                await self._compare_heads()
-                for user_id, reason in await presence.banned_here(self.live):
-                    self._banned(user_id, f"banned: {reason}" if reason else "banned")
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                logger.warning("cannot compare with the database yet", exc_info=True)
-
-    async def _compare_heads(self) -> None:
-        if not self.feeds:
-            return
-        async with self.live.db.session() as session:
-            heads = await table_log.heads(session, list(self.feeds))
-        for table_id, head in heads.items():
-            feed = self.feeds.get(table_id)
-            if feed is not None and head > feed.version:
-                self._catch_up(feed)
-
-    # --- connections ---------------------------------------------------------------------
-
-    async def connect(self, conn: Connection) -> list[dict[str, int]]:
-        """Serve a new connection; returns the user's games in progress (it is back in them)."""
-        conn.start()
-        self.connections.add(conn)
-        WS_CONNECTIONS.inc()
-        if conn.user is None:
-            return []
-        first = conn.user.id not in self.users
-        self.users.setdefault(conn.user.id, set()).add(conn)
-        if first:
-            await presence.connected(self.live, conn.user)
-        return await games.playing_for(self.live, conn.user.id)
-
-    async def disconnect(self, conn: Connection) -> None:
-        await conn.finish()
-        if conn not in self.connections:
-            return
-        self.connections.discard(conn)
-        WS_CONNECTIONS.dec()
-        self.lobby.discard(conn)
-        for table_id in tuple(conn.tables):
-            self.unwatch(conn, table_id)
-        user = conn.user
-        if user is None:
-            return
-        mine = self.users.get(user.id)
-        if mine is not None:
-            mine.discard(conn)
-            if mine:
-                return
-            del self.users[user.id]
-        if self._stopping or conn.moving:
-            return  # this process stops: the sweep sees it gone, and its users with it
-        await presence.disconnected(self.live, user.id)
-
-    # --- lobby ---------------------------------------------------------------------------
-
-    async def subscribe_lobby(self, conn: Connection) -> None:
-        self.lobby.add(conn)
-        conn.lobby = True
-        conn.send({"type": "lobby", "rooms": await tables.lobby(self.live)})
-
-    def unsubscribe_lobby(self, conn: Connection) -> None:
-        self.lobby.discard(conn)
-        conn.lobby = False
-
-    async def _lobby_event(self, text: str) -> None:
-        if text.startswith('{"type":"lobby_table",'):
-            text = self._with_spectators(text)
-        elif text.startswith('{"type":"lobby_table_removed",'):
-            feed = self.feeds.get(json.loads(text)["table"])
-            if feed is not None:
-                feed.summary, feed.unlisted = None, True
-        self._to_lobby(text)
-
-    def _to_lobby(self, text: str) -> None:
-        for conn in tuple(self.lobby):
-            conn.send_text(text)
-
-    def _with_spectators(self, text: str) -> str:
-        """A table's lobby update with the spectators counted here (it may come from another
-        server process, which counts its own)."""
-        event = json.loads(text)
-        summary = event["table"]
-        feed = self.feeds.get(summary["id"])
-        count = 0
-        if feed is not None:
-            count = self._spectators(feed, {p["id"] for p in summary["players"]})
-            feed.summary, feed.unlisted = summary, False
-            feed.spectators_shown, feed.spectators_at = count, time.monotonic()
-        if summary.get("spectators") == count:
-            return text
-        summary["spectators"] = count
-        return dumps(event)
-
-    # --- spectators ----------------------------------------------------------------------
-
-    @staticmethod
-    def _spectators(feed: TableFeed, seated: set[int]) -> int:
-        """People here following the table without a seat: each signed-in user once (however
-        many tabs), each anonymous connection."""
-        users: set[int] = set()
-        anonymous = 0
-        for conn in feed.watchers:
-            if conn.user is None:
-                anonymous += 1
-            elif conn.user.id not in seated:
-                users.add(conn.user.id)
-        return len(users) + anonymous
-
-    def count_spectators(self, table: TableInfo) -> int:
-        feed = self.feeds.get(table.id)
-        if feed is None:
-            return 0
-        return self._spectators(feed, {p.id for p in table.players})
-
-    def _spectators_changed(self, feed: TableFeed) -> None:
-        """Someone started or stopped watching: tell the lobby, at most once a second per
-        table (a burst of watchers makes one update)."""
-        if feed.spectators_timer is not None:
-            return
-        delay = feed.spectators_at + SPECTATORS_EVERY_SECONDS - time.monotonic()
-        if delay <= 0:
-            self._announce_spectators(feed)
-        else:
-            feed.spectators_timer = asyncio.get_running_loop().call_later(
-                delay, self._announce_spectators, feed
-            )
-
-    def _announce_spectators(self, feed: TableFeed) -> None:
-        feed.spectators_timer = None
-        if feed.unlisted or feed.summary is None:
-            return
-        summary = feed.summary
-        count = self._spectators(feed, {p["id"] for p in summary["players"]})
-        if count == feed.spectators_shown:
-            return
-        feed.spectators_shown, feed.spectators_at = count, time.monotonic()
-        summary = summary | {"spectators": count}
-        # Counted by this process, so told to its own lobby subscribers only.
-        self._to_lobby(dumps({"type": "lobby_table", "room": summary["room"], "table": summary}))
-
-    # --- table events --------------------------------------------------------------------
-
-    def deliver(self, events: Sequence[StoredEvent]) -> None:
-        """Stored events, from this process's use cases (`LivePlay.announce`)."""
-        for event in events:
-            feed = self.feeds.get(event.table_id)
-            if feed is not None and feed.ready.done():
-                self._offer(feed, event)
-
-    def _offer(self, feed: TableFeed, event: StoredEvent) -> None:
-        """Deliver the table's next event; ignore one already delivered; read the log when
-        some are missing before it."""
-        if event.seq <= feed.version:
-            return
-        if event.seq > feed.version + 1:
-            self._catch_up(feed)
-            return
-        feed.version = event.seq
-        feed.events.append(event)
-        frame = event.frame
-        for conn, seen in tuple(feed.watchers.items()):
-            if seen == event.seq - 1:
-                conn.send_text(frame)
-                feed.watchers[conn] = event.seq
-            elif seen < event.seq - 1:  # it missed some: bring it up from the log
-                del feed.watchers[conn]
-                self.live.spawn(self._bring_up(conn, feed, seen))
-
-    def _catch_up(self, feed: TableFeed) -> None:
-        if feed.catching_up is None or feed.catching_up.done():
-            feed.catching_up = asyncio.create_task(self._read_missed(feed))
-
-    async def _read_missed(self, feed: TableFeed) -> None:
-        try:
-            while True:
-                async with self.live.db.session() as session:
-                    missed = await table_log.since(
-                        session, feed.table_id, feed.version, CATCH_UP_BATCH
-                    )
-                for event in missed:
-                    self._offer(feed, event)
-                if len(missed) < CATCH_UP_BATCH:
-                    return
-        except Exception:  # the next comparison of heads tries again
-            logger.warning("cannot read table %d's events yet", feed.table_id, exc_info=True)
-
-    async def _feed(self, table_id: int) -> TableFeed:
-        feed = self.feeds.get(table_id)
-        if feed is None:
-            feed = TableFeed(table_id)
-            self.feeds[table_id] = feed
-            feed.task = asyncio.create_task(self._run_feed(feed), name=f"feed-{table_id}")
-        await asyncio.shield(feed.ready)
-        return feed
-
-    async def _run_feed(self, feed: TableFeed) -> None:
-        """Follow the table's ring on the broker, subscribed before its log's head is read so
-        that nothing falls in between."""
-        channel = table_channel(feed.table_id)
-        while True:
-            try:
-                async with self.live.broker.subscribe(channel) as sub:
-                    if not feed.ready.done():
-                        try:
-                            async with self.live.db.session() as session:
-                                feed.version = await table_log.head(session, feed.table_id)
-                        except Exception as exc:
-                            feed.ready.set_exception(exc)
-                            self._drop_feed(feed)
-                            return
-                        feed.ready.set_result(None)
-                    else:
-                        self._catch_up(feed)
-                    async for frame in sub:
-                        self._offer(feed, StoredEvent.of_frame(feed.table_id, frame))
-                    return
-            except SubscriberDropped:
-                logger.warning("fell behind on table %d; catching up", feed.table_id)
-
-    async def _bring_up(self, conn: Connection, feed: TableFeed, seen: int) -> None:
-        """Send a connection the table's events after `seen` (kept here or read from the log),
-        then let it follow the table with everyone."""
-        while conn.state is ConnectionState.OPEN and feed.table_id in conn.tables:
-            if seen >= feed.version:
-                feed.watchers[conn] = seen  # no await since the comparison: nothing missed
-                self._spectators_changed(feed)
-                return
-            kept = [e for e in feed.events if e.seq > seen]
-            if not kept or kept[0].seq != seen + 1:
-                async with self.live.db.session() as session:
-                    kept = await table_log.since(session, feed.table_id, seen, CATCH_UP_BATCH)
-            before = seen
-            for event in kept:
-                if event.seq == seen + 1:
-                    conn.send_text(event.frame)
-                    seen = event.seq
-            if seen == before:  # the log has nothing newer (cannot be): follow from here
-                feed.version = max(feed.version, seen)
-
-    async def watch(
-        self,
-        conn: Connection,
-        table_id: int,
-        since: int | None = None,
-        epoch: str | None = None,
-        invite: str | None = None,
-    ) -> None:
-        """Start sending a table's events: the ones missed since `since`, or a snapshot."""
-        if table_id not in conn.tables and len(conn.tables) >= MAX_WATCHED_TABLES:
-            raise PlayError(
-                "rate_limited", f"a connection watches at most {MAX_WATCHED_TABLES} tables"
-            )
-        feed = await self._feed(table_id)
-        self._leave_feed(conn, feed)
-        try:
-            if since is not None and epoch == EPOCH:
-                missed = await tables.missed(self.live, table_id, since, conn.user_id, invite)
-                if missed is not None:
-                    seen = since
-                    for event in missed:
-                        conn.send_text(event.frame)
-                        seen = event.seq
-                    conn.tables.add(table_id)
-                    await self._bring_up(conn, feed, seen)
-                    version = feed.watchers.get(conn, seen)
-                    conn.send({"type": "synced", "table": table_id, "v": version, "epoch": EPOCH})
-                    return
-            snap = await tables.snapshot(self.live, table_id, conn.user_id, invite)
-        except PlayError:
-            if not feed.watchers:
-                self._linger(feed)
-            raise
-        conn.tables.add(table_id)
-        seated = {p["id"] for p in snap["table"]["players"]}
-        snap["table"]["spectators"] = self._spectators(feed, seated) + (
-            conn.user is None or conn.user.id not in seated
-        )
-        conn.send({"type": "table", "epoch": EPOCH} | snap)
-        if feed.linger is not None:
-            feed.linger.cancel()
-            feed.linger = None
-        await self._bring_up(conn, feed, snap["v"])
-
-    def _leave_feed(self, conn: Connection, feed: TableFeed) -> None:
-        if feed.watchers.pop(conn, None) is not None:
-            self._spectators_changed(feed)
-
-    def unwatch(self, conn: Connection, table_id: int) -> None:
-        conn.tables.discard(table_id)
-        feed = self.feeds.get(table_id)
-        if feed is not None:
-            self._leave_feed(conn, feed)
-            if not feed.watchers:
-                self._linger(feed)
-
-    def _linger(self, feed: TableFeed) -> None:
-        if feed.linger is None:
-            feed.linger = asyncio.get_running_loop().call_later(
-                FEED_LINGER_SECONDS, self._drop_feed, feed
-            )
-
-    def _drop_feed(self, feed: TableFeed) -> None:
-        feed.linger = None
-        if feed.watchers:
-            return
-        if self.feeds.get(feed.table_id) is feed:
-            del self.feeds[feed.table_id]
-        if feed.spectators_timer is not None:
-            feed.spectators_timer.cancel()
-        for task in (feed.task, feed.catching_up):
-            if task is not None and task is not asyncio.current_task():
-                task.cancel()
-
-    # --- administration ------------------------------------------------------------------
-
-    def _banned(self, user_id: int, reason: str) -> None:
-        for conn in tuple(self.users.get(user_id, ())):
-            conn.error("unauthorized", reason)
-            conn.close(CLOSE_POLICY, reason[:120])
-
-    async def _control_event(self, text: str) -> None:
-        try:
-            event = json.loads(text)
-            kind = event["type"]
-        except (ValueError, KeyError, TypeError):
-            logger.warning("ignoring a malformed control event: %r", text[:200])
-            return
-        if kind == "kick":
-            await self._kick(event)
-        elif kind == "ban":
-            self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
-        elif kind == "room_closed":
-            room_id = int(event["room_id"])
-            await self._lobby_event(dumps({"type": "room_closed", "room": room_id}))
-        else:
-            logger.warning("ignoring an unknown control event %r", kind)
-
-    async def _kick(self, event: dict[str, Any]) -> None:
-        """Send a user away from tables (`table_ids`, or one `table_id`), or (none given) from
-        the server; they stand up there if no game is in progress."""
-        user_id = int(event["user_id"])
-        reason = str(event.get("reason") or "removed by an administrator")
-        conns = tuple(self.users.get(user_id, ()))
-        table_ids = event.get("table_ids")
-        if table_ids is None and event.get("table_id") is not None:
-            table_ids = [int(event["table_id"])]
-        if table_ids is None:
-            for conn in conns:
-                conn.send({"type": "kicked", "table": None, "reason": reason})
-                conn.close(CLOSE_POLICY, reason[:120])
-            return
-        for tid in table_ids:
-            for conn in conns:
-                if tid in conn.tables:
-                    self.unwatch(conn, tid)
-                    conn.send({"type": "kicked", "table": tid, "reason": reason})
-            with contextlib.suppress(PlayError):  # not seated there, or stood up already
-                await tables.leave(self.live, PlayerRef(user_id, ""), tid)
+        finally:
+            self._writer = None

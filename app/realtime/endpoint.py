@@ -36,9 +36,9 @@ from app.realtime.connections import (
     FLOOD_LIMIT,
     Connection,
     ConnectionState,
-    Hub,
 )
-from app.services import accounts, games, presence, tables
+from app.realtime.hub import Hub
+from app.services import accounts, decisions, games, presence, tables
 from app.services.admin import MoveRate
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -310,27 +310,27 @@ async def _move(hub: Hub, conn: Connection, m: p.Move) -> None:
 
 
 async def _resign(hub: Hub, conn: Connection, m: p.Resign) -> None:
-    await games.resign(hub.live, _user(conn).id, m.game)
+    await decisions.resign(hub.live, _user(conn).id, m.game)
 
 
 async def _draw_offer(hub: Hub, conn: Connection, m: p.DrawOffer) -> None:
-    await games.offer_draw(hub.live, _user(conn).id, m.game)
+    await decisions.offer_draw(hub.live, _user(conn).id, m.game)
 
 
 async def _draw_accept(hub: Hub, conn: Connection, m: p.DrawAccept) -> None:
-    await games.answer_draw(hub.live, _user(conn).id, m.game, accept=True)
+    await decisions.answer_draw(hub.live, _user(conn).id, m.game, accept=True)
 
 
 async def _draw_decline(hub: Hub, conn: Connection, m: p.DrawDecline) -> None:
-    await games.answer_draw(hub.live, _user(conn).id, m.game, accept=False)
+    await decisions.answer_draw(hub.live, _user(conn).id, m.game, accept=False)
 
 
 async def _abort(hub: Hub, conn: Connection, m: p.Abort) -> None:
-    await games.abort(hub.live, _user(conn).id, m.game)
+    await decisions.abort(hub.live, _user(conn).id, m.game)
 
 
 async def _claim_win(hub: Hub, conn: Connection, m: p.ClaimWin) -> None:
-    await games.claim_win(hub.live, _user(conn).id, m.game)
+    await decisions.claim_win(hub.live, _user(conn).id, m.game)
 
 
 _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None]]] = {

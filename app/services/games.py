@@ -14,6 +14,7 @@ import asyncio
 import functools
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from prometheus_client import Counter
@@ -26,84 +27,34 @@ from app.db.models import User
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
 from app.rules import Color, Game, RulesError, get_variant
-from app.services import heartbeat
+from app.services import events, heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
-from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, dumps, read_table
+from app.services.game_state import (
+    away_of,
+    result_for,
+    standing_offer,
+    stored_clock,
+    turn_of,
+)
+from app.services.live import (
+    LiveGame,
+    LivePlay,
+    PlayerRef,
+    PlayError,
+    TableInfo,
+    dumps,
+    read_table,
+)
 from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
-
-RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
-FLAG_RETRY_SECONDS = 1.0
 
 
 @functools.cache
 def _accepted(variant: str) -> Counter:
     """The accepted-moves counter of a variant (looking labels up costs more than counting)."""
     return MOVES_ACCEPTED.labels(variant)
-
-
-def result_for(winner: Color | None) -> str:
-    """PDN result: `1-0` when Black (the first mover) won."""
-    if winner is None:
-        return "1/2-1/2"
-    return "1-0" if winner is Color.BLACK else "0-1"
-
-
-@functools.lru_cache(maxsize=1024)
-def _first_turn(variant: str, start_fen: str | None) -> Color:
-    turn: Color = get_variant(variant).position(start_fen).turn
-    return turn
-
-
-def _turn(row: GameRow) -> Color:
-    """The side to move in a stored game."""
-    first = _first_turn(row.variant, row.start_fen)
-    return first if row.ply_count % 2 == 0 else first.other
-
-
-def stored_clock(row: GameRow) -> GameClock | None:
-    """The clocks as stored with a game (None when untimed), the side to move's running since
-    its last move (or the start), as moved later by `recover` after downtime."""
-    if row.clock_base_s is None:
-        return None
-    base_ms = row.clock_base_s * 1000
-    return GameClock(
-        increment_ms=row.clock_increment_s * 1000,
-        black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
-        white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
-        turn_started=as_unix(row.last_move_at or row.started_at),
-    )
-
-
-def _offer_ply(row: GameRow, colour: Color) -> int | None:
-    return row.black_offer_ply if colour is Color.BLACK else row.white_offer_ply
-
-
-def standing_offer(row: GameRow) -> Color | None:
-    """The draw offer that stands: made at this ply, or made by the side to move then, who has
-    moved since (a move answering an offer declines it; offering then moving does not)."""
-    if row.draw_offer is None:
-        return None
-    by = Color(row.draw_offer)
-    at = _offer_ply(row, by)
-    if at is None:
-        return None
-    if row.ply_count == at:
-        return by
-    first = _first_turn(row.variant, row.start_fen)
-    to_move_then = first if at % 2 == 0 else first.other
-    return by if row.ply_count == at + 1 and to_move_then is by else None
-
-
-def _away(row: GameRow) -> dict[Color, float]:
-    away = {}
-    if row.black_away_since is not None:
-        away[Color.BLACK] = as_unix(row.black_away_since)
-    if row.white_away_since is not None:
-        away[Color.WHITE] = as_unix(row.white_away_since)
-    return away
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -124,6 +75,7 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
             select(User.id, User.name).where(User.id.in_((row.black_id, row.white_id)))
         )
         names = {user_id: name for user_id, name in named.all()}
+        table = await read_table(session, row.table_id)
     game = Game(get_variant(row.variant), start_fen=row.start_fen)
     for text in moves:
         game.play(text)
@@ -141,7 +93,8 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
         result=row.result,
         termination=row.termination,
         draw_offer=standing_offer(row),
-        away=_away(row),
+        away=away_of(row),
+        table=table,
     )
 
 
@@ -325,7 +278,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
             lg = await _get(live, game_id)
         else:
             lg.clock = stored_clock(row)
-        lg.draw_offer, lg.away = standing_offer(row), _away(row)
+        lg.draw_offer, lg.away = standing_offer(row), away_of(row)
         return game_payload(live, lg, time.time())
 
 
@@ -343,36 +296,16 @@ def _move_event(
     lg: LiveGame, move_text: str, clock: GameClock | None, now: float, over: bool
 ) -> dict[str, Any]:
     turn: Color = lg.game.position.turn
-    return {
-        "type": "move",
-        "table": lg.table_id,
-        "game": lg.id,
-        "ply": lg.game.ply,
-        "move": move_text,
-        "fen": lg.game.fen(),
-        "turn": turn.value,
-        "clocks": clock.payload(None if over else turn, now) if clock else None,
-        "legal_moves": lg.game.legal_move_texts(),
-    }
-
-
-def _ended_event(
-    table_id: int,
-    game_id: int,
-    result: str,
-    termination: str,
-    clocks: dict[str, int] | None,
-    reason: str | None = None,
-) -> dict[str, Any]:
-    return {
-        "type": "game_ended",
-        "table": table_id,
-        "game": game_id,
-        "result": result,
-        "termination": termination,
-        "winner": {"1-0": "black", "0-1": "white"}.get(result),
-        "clocks": clocks,
-    } | ({"reason": reason} if reason is not None else {})
+    return events.move(
+        lg.table_id,
+        lg.id,
+        lg.game.ply,
+        move_text,
+        lg.game.fen(),
+        turn.value,
+        clock.payload(None if over else turn, now) if clock else None,
+        lg.game.legal_move_texts(),
+    )
 
 
 async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: int) -> None:
@@ -407,9 +340,10 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         clock = lg.clock.after_move(colour, now) if lg.clock is not None else None
         outcome = lg.game.outcome()
         move_text = str(move)
-        events = [_move_event(lg, move_text, clock, now, outcome is not None)]
+        made = [_move_event(lg, move_text, clock, now, outcome is not None)]
         ending: dict[str, Any] = {}
         deadline = None
+        table_after: TableInfo | None = None
         if outcome is not None:
             ending = {
                 "status": "finished",
@@ -417,9 +351,14 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 "termination": outcome.termination.value,
             }
             clocks = clock.payload(None, now) if clock else None
-            events.append(
-                _ended_event(lg.table_id, game_id, ending["result"], ending["termination"], clocks)
+            made.append(
+                events.game_ended(
+                    lg.table_id, game_id, ending["result"], ending["termination"], clocks
+                )
             )
+            if lg.table is not None:  # both players stay seated, for a rematch
+                table_after = replace(lg.table, game_status="finished", rematch=frozenset())
+                made.append(live.table_update(table_after))
         elif clock is not None:
             deadline = as_datetime(clock.deadline(lg.game.position.turn))
         commit = MoveCommit(
@@ -432,7 +371,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             black_ms=clock.black_ms if clock is not None else None,
             white_ms=clock.white_ms if clock is not None else None,
             deadline=deadline,
-            events=tuple(dumps(e) for e in events),
+            events=tuple(dumps(e) for e in made),
             **ending,
         )
         try:
@@ -455,7 +394,10 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             )
             _forget(live, lg)
             GAMES_FINISHED.labels(lg.variant, ending["termination"]).inc()
-            await _table_changed(live, lg.table_id)
+            if table_after is not None:
+                await live.publish_lobby(table_after)
+            else:
+                await _table_changed(live, lg.table_id)
         else:
             _arm(live, lg)
 
@@ -466,18 +408,18 @@ async def _table_changed(live: LivePlay, table_id: int) -> None:
         table = await read_table(session, table_id)
         if table is None:
             return
-        events = await live.record(
+        stored = await live.record(
             session, table_id, [live.table_update(table)], as_datetime(time.time())
         )
         await session.commit()
-    await live.announce(events)
+    await live.announce(stored)
     await live.publish_lobby(table)
 
 
 # --- endings -------------------------------------------------------------------------------
 
 
-async def _locked_row(db: Executor, game_id: int) -> GameRow | None:
+async def locked_row(db: Executor, game_id: int) -> GameRow | None:
     return (
         await db.execute(select(GameRow).where(GameRow.id == game_id).with_for_update())
     ).scalar_one_or_none()
@@ -499,14 +441,14 @@ async def store_ending(
     the table's `table_update`); None if it is not in progress (or, given `ply`, has moved on).
     `reason` is an administrator's explanation, shown to the players."""
     if row is None:
-        row = await _locked_row(db, game_id)
+        row = await locked_row(db, game_id)
     if row is None or row.status != "playing" or (ply is not None and row.ply_count != ply):
         return None
     now = time.time()
     clock = stored_clock(row)
     clocks = None
     if clock is not None:
-        turn = _turn(row)
+        turn = turn_of(row)
         row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, now))
         row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, now))
         clocks = {"black": row.black_clock_ms, "white": row.white_clock_ms}
@@ -522,21 +464,20 @@ async def store_ending(
         db,
         row.table_id,
         [
-            _ended_event(row.table_id, game_id, result, termination, clocks, reason),
+            events.game_ended(row.table_id, game_id, result, termination, clocks, reason),
             live.table_update(table),
         ],
         as_datetime(now),
     )
 
 
-async def _after(live: LivePlay, game_id: int, events: list[StoredEvent]) -> None:
-    """Send what a committed change stored; an ending drops the cached game."""
-    if any('"type":"game_ended"' in e.payload[:30] for e in events):
-        forget(live, game_id)
-    await live.announce(events)
-    if events:
+async def after(live: LivePlay, game_id: int, stored: list[StoredEvent]) -> None:
+    """Send what a committed change stored; the game's cached copy goes (it changed)."""
+    forget(live, game_id)
+    await live.announce(stored)
+    if stored:
         async with live.db.session() as session:
-            table = await read_table(session, events[0].table_id)
+            table = await read_table(session, stored[0].table_id)
         if table is not None:
             await live.publish_lobby(table)
 
@@ -553,139 +494,14 @@ async def _end(
     """Store and announce an ending the server decided; False if the game was not in progress
     (or had moved on from `ply`)."""
     async with live.db.session() as session:
-        events = await store_ending(
+        stored = await store_ending(
             live, session, game_id, result, termination, status=status, ply=ply
         )
-        if events is None:
+        if stored is None:
             return False
         await session.commit()
-    await _after(live, game_id, events)
+    await after(live, game_id, stored)
     return True
-
-
-async def _decide(live: LivePlay, user_id: int, game_id: int, action: Any) -> None:
-    """Run `action(session, row, colour)` on the game's locked row for one of its players, then
-    commit and announce what it stored."""
-    async with live.game_lock(game_id), live.db.session() as session:
-        row = await _locked_row(session, game_id)
-        if row is None or row.table_id is None:
-            raise PlayError("not_found", f"no game {game_id}")
-        if user_id == row.black_id:
-            colour = Color.BLACK
-        elif user_id == row.white_id:
-            colour = Color.WHITE
-        else:
-            raise PlayError("not_a_player", f"you do not play in game {game_id}")
-        if row.status != "playing":
-            raise PlayError("game_over", f"game {game_id} has ended ({row.result})")
-        events: list[StoredEvent] = await action(session, row, colour)
-        await session.commit()
-    await _after(live, game_id, events)
-
-
-async def _end_row(
-    live: LivePlay,
-    session: AsyncSession,
-    row: GameRow,
-    result: str,
-    termination: str,
-    status: str = "finished",
-) -> list[StoredEvent]:
-    """End the game of a locked row known to be in progress."""
-    events = await store_ending(live, session, row.id, result, termination, status=status, row=row)
-    assert events is not None
-    return events
-
-
-async def resign(live: LivePlay, user_id: int, game_id: int) -> None:
-    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
-        return await _end_row(live, session, row, result_for(colour.other), "resignation")
-
-    await _decide(live, user_id, game_id, act)
-
-
-async def offer_draw(live: LivePlay, user_id: int, game_id: int) -> None:
-    """Offer a draw, or agree to one if the opponent's offer stands."""
-
-    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
-        offer = standing_offer(row)
-        if offer is colour.other:
-            return await _end_row(live, session, row, "1/2-1/2", "agreement")
-        if offer is colour or _offer_ply(row, colour) == row.ply_count:
-            raise PlayError("draw_offer_limit", "one draw offer per move: make a move first")
-        row.draw_offer = colour.value
-        if colour is Color.BLACK:
-            row.black_offer_ply = row.ply_count
-        else:
-            row.white_offer_ply = row.ply_count
-        assert row.table_id is not None
-        return await live.record(
-            session,
-            row.table_id,
-            [{"type": "draw_offered", "table": row.table_id, "game": row.id, "by": colour.value}],
-            as_datetime(time.time()),
-        )
-
-    await _decide(live, user_id, game_id, act)
-
-
-async def answer_draw(live: LivePlay, user_id: int, game_id: int, *, accept: bool) -> None:
-    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
-        if standing_offer(row) is not colour.other:
-            raise PlayError("no_draw_offer", "your opponent has not offered a draw")
-        if accept:
-            return await _end_row(live, session, row, "1/2-1/2", "agreement")
-        row.draw_offer = None
-        assert row.table_id is not None
-        return await live.record(
-            session,
-            row.table_id,
-            [{"type": "draw_declined", "table": row.table_id, "game": row.id, "by": colour.value}],
-            as_datetime(time.time()),
-        )
-
-    await _decide(live, user_id, game_id, act)
-
-
-async def abort(live: LivePlay, user_id: int, game_id: int) -> None:
-    """Either player may abort until they have made their own first move."""
-
-    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
-        first = _first_turn(row.variant, row.start_fen)
-        if row.ply_count >= (1 if colour is first else 2):
-            raise PlayError("too_early", "a game can be aborted only before your first move")
-        return await _end_row(live, session, row, "*", "aborted", "aborted")
-
-    await _decide(live, user_id, game_id, act)
-
-
-async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
-    """Win against an opponent away past the grace period (abort if no move was made)."""
-
-    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
-        since = _away(row).get(colour.other)
-        if since is None:
-            raise PlayError("too_early", "your opponent is connected")
-        claim_at = since + live.settings.disconnect_grace_seconds
-        if time.time() < claim_at:
-            raise PlayError("too_early", f"you may claim in {claim_at - time.time():.0f} seconds")
-        if row.ply_count == 0:
-            return await _end_row(live, session, row, "*", "aborted", "aborted")
-        return await _end_row(live, session, row, result_for(colour), "abandoned")
-
-    await _decide(live, user_id, game_id, act)
-
-
-async def finish_game(live: LivePlay, game_id: int, result: str, termination: str) -> bool:
-    """End a game by decision (administration): `termination` `admin` or `aborted`.
-
-    Everyone at the table is told. Returns False if the game was not in progress.
-    """
-    if termination not in ("admin", "aborted") or result not in RESULTS:
-        raise ValueError(f"cannot end a game with {result!r} / {termination!r}")
-    status = "aborted" if termination == "aborted" or result == "*" else "finished"
-    async with live.game_lock(game_id):
-        return await _end(live, game_id, result, termination, status=status)
 
 
 # --- clocks --------------------------------------------------------------------------------
@@ -709,13 +525,13 @@ async def flag(live: LivePlay, game_id: int) -> bool:
     async with live.game_lock(game_id):
         try:
             async with live.db.session() as session:
-                row = await _locked_row(session, game_id)
+                row = await locked_row(session, game_id)
                 if row is None or row.status != "playing":
                     return False
                 clock = stored_clock(row)
                 if clock is None:
                     return False
-                turn = _turn(row)
+                turn = turn_of(row)
                 if clock.left(turn, turn, time.time()) > 0:
                     lg = live.games.get(game_id)
                     if lg is not None and lg.game.ply != row.ply_count:
@@ -723,15 +539,15 @@ async def flag(live: LivePlay, game_id: int) -> bool:
                     elif lg is not None:
                         _arm(live, lg)
                     return False
-                events = await store_ending(
+                stored = await store_ending(
                     live, session, game_id, result_for(turn.other), "timeout", row=row
                 )
-                assert events is not None
+                assert stored is not None
                 await session.commit()
         except Exception:
             logger.warning("cannot flag game %d yet; retrying", game_id, exc_info=True)
             return False
-    await _after(live, game_id, events)
+    await after(live, game_id, stored)
     return True
 
 
@@ -752,93 +568,3 @@ async def flag_due(live: LivePlay) -> int:
     for game_id in due:
         flagged += await flag(live, game_id)
     return flagged
-
-
-# --- absences ------------------------------------------------------------------------------
-
-
-async def mark_away(
-    live: LivePlay, db: AsyncSession, user_id: int, since: float
-) -> list[StoredEvent]:
-    """In the caller's transaction: the user has no connection since `since`; their games in
-    progress note it (the opponent may claim after the grace period)."""
-    events: list[StoredEvent] = []
-    rows = (
-        (
-            await db.execute(
-                select(GameRow)
-                .where(
-                    GameRow.status == "playing",
-                    or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
-                    GameRow.table_id.is_not(None),
-                )
-                .with_for_update()
-            )
-        )
-        .scalars()
-        .all()
-    )
-    for row in rows:
-        colour = Color.BLACK if row.black_id == user_id else Color.WHITE
-        field = "black_away_since" if colour is Color.BLACK else "white_away_since"
-        if getattr(row, field) is not None:
-            continue
-        setattr(row, field, as_datetime(since))
-        assert row.table_id is not None
-        events += await live.record(
-            db,
-            row.table_id,
-            [
-                {
-                    "type": "player_away",
-                    "table": row.table_id,
-                    "game": row.id,
-                    "colour": colour.value,
-                    "since": int(since * 1000),
-                    "claim_after": int((since + live.settings.disconnect_grace_seconds) * 1000),
-                }
-            ],
-            as_datetime(time.time()),
-        )
-    return events
-
-
-async def mark_back(live: LivePlay, db: AsyncSession, user_id: int) -> list[StoredEvent]:
-    """In the caller's transaction: the user is connected again; their absences end."""
-    events: list[StoredEvent] = []
-    rows = (
-        (
-            await db.execute(
-                select(GameRow)
-                .where(
-                    GameRow.status == "playing",
-                    or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
-                    GameRow.table_id.is_not(None),
-                )
-                .with_for_update()
-            )
-        )
-        .scalars()
-        .all()
-    )
-    for row in rows:
-        colour = Color.BLACK if row.black_id == user_id else Color.WHITE
-        field = "black_away_since" if colour is Color.BLACK else "white_away_since"
-        if getattr(row, field) is None:
-            continue
-        setattr(row, field, None)
-        assert row.table_id is not None
-        events += await live.record(
-            db,
-            row.table_id,
-            [
-                {
-                    "type": "player_back",
-                    "table": row.table_id,
-                    "game": row.id,
-                    "colour": colour.value,
-                }
-            ],
-            as_datetime(time.time()),
-        )
-    return events

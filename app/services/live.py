@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import aliased
 
 from app.broker import Broker, BrokerUnavailable
 from app.config import Settings
@@ -31,6 +32,7 @@ from app.db.models import Game as GameRow
 from app.db.models import GameTable, User
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game
+from app.services import events
 from app.services.clocks import GameClock
 from app.services.commits import MoveWriter
 
@@ -85,6 +87,9 @@ class LiveGame:
     # The game's lock (`LivePlay.game_lock`), held here while the game is cached so that it is
     # not made anew for every move.
     lock: asyncio.Lock | None = None
+    # Its table as the game began (settings, seats): what a game-ending move's `table_update`
+    # shows, without reading it again.
+    table: TableInfo | None = None
 
     def colour_of(self, user_id: int) -> Color | None:
         if user_id == self.black.id:
@@ -147,48 +152,68 @@ class TableInfo:
         return {"base": self.clock_base_s, "increment": self.clock_increment_s}
 
 
+_OWNER, _GUEST = aliased(User), aliased(User)
+_LATEST_GAME = (
+    select(GameRow.id)
+    .where(GameRow.table_id == GameTable.id)
+    .order_by(GameRow.id.desc())
+    .limit(1)
+    .correlate(GameTable)
+    .scalar_subquery()
+)
+_TABLE_QUERY = (
+    select(
+        GameTable.id,
+        GameTable.room_id,
+        GameTable.variant,
+        GameTable.clock_base_s,
+        GameTable.clock_increment_s,
+        GameTable.colour,
+        GameTable.is_private,
+        GameTable.invite_code,
+        GameTable.start_fen,
+        GameTable.owner_id,
+        _OWNER.name,
+        GameTable.guest_id,
+        _GUEST.name,
+        GameTable.status,
+        GameTable.rematch,
+        GameRow.id,
+        GameRow.status,
+    )
+    .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
+    .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
+    .outerjoin(GameRow, GameRow.id == _LATEST_GAME)
+)
+
+
 async def read_table(db: Executor, table_id: int, *, lock: bool = False) -> TableInfo | None:
-    """The table as stored (seats, latest game); with `lock`, its row stays locked until the
-    transaction ends, which serialises seat changes across processes."""
-    query = select(GameTable).where(GameTable.id == table_id)
+    """The table as stored (seats, latest game), in one query; with `lock`, its row stays
+    locked until the transaction ends, which serialises seat changes across processes."""
+    query = _TABLE_QUERY.where(GameTable.id == table_id)
     if lock:
-        query = query.with_for_update()
-    row = (await db.execute(query)).scalar_one_or_none()
+        query = query.with_for_update(of=GameTable)
+    row = (await db.execute(query)).first()
     if row is None:
         return None
-    ids = [i for i in (row.owner_id, row.guest_id) if i is not None]
-    names: dict[int, str] = {}
-    if ids:
-        named = await db.execute(select(User.id, User.name).where(User.id.in_(ids)))
-        names = {user_id: name for user_id, name in named.all()}
-    latest = (
-        await db.execute(
-            select(GameRow.id, GameRow.status)
-            .where(GameRow.table_id == table_id)
-            .order_by(GameRow.id.desc())
-            .limit(1)
-        )
-    ).first()
-
-    def ref(user_id: int | None) -> PlayerRef | None:
-        return PlayerRef(user_id, names.get(user_id, "?")) if user_id is not None else None
-
+    (id_, room, variant, base, increment, colour, private, invite, fen) = row[:9]
+    owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:]
     return TableInfo(
-        id=row.id,
-        room_id=row.room_id,
-        variant=row.variant,
-        clock_base_s=row.clock_base_s,
-        clock_increment_s=row.clock_increment_s,
-        colour=row.colour,
-        private=row.is_private,
-        invite=row.invite_code,
-        start_fen=row.start_fen,
-        owner=ref(row.owner_id),
-        guest=ref(row.guest_id),
-        closed=row.status == "closed",
-        game_id=latest[0] if latest else None,
-        game_status=latest[1] if latest else None,
-        rematch=frozenset(row.rematch or ()),
+        id=id_,
+        room_id=room,
+        variant=variant,
+        clock_base_s=base,
+        clock_increment_s=increment,
+        colour=colour,
+        private=private,
+        invite=invite,
+        start_fen=fen,
+        owner=PlayerRef(owner_id, owner_name or "?") if owner_id is not None else None,
+        guest=PlayerRef(guest_id, guest_name or "?") if guest_id is not None else None,
+        closed=status == "closed",
+        game_id=game_id,
+        game_status=game_status,
+        rematch=frozenset(rematch or ()),
     )
 
 
@@ -211,6 +236,8 @@ class LivePlay:
         )
         # Where stored events go in this process: the websocket layer puts its delivery here.
         self.deliver: Callable[[Sequence[StoredEvent]], None] = lambda events: None
+        # Whether a user has a connection to this process (the websocket layer knows).
+        self.connected_here: Callable[[int], bool] = lambda user_id: False
         # How many people watch a table without a seat: the websocket layer, which holds the
         # connections, puts its count here (this process's connections only).
         self.count_spectators: Callable[[TableInfo], int] = lambda table: 0
@@ -260,6 +287,8 @@ class LivePlay:
         if not events:
             return
         self.deliver(events)
+        if not self.broker.shared:
+            return  # no other process to ring
         for event in events:
             try:
                 await self.broker.publish(table_channel(event.table_id), event.frame)
@@ -295,7 +324,7 @@ class LivePlay:
 
     def table_update(self, table: TableInfo) -> dict[str, Any]:
         """The `table_update` event of a table's new state."""
-        return {"type": "table_update", "table": table.id, "state": self.table_payload(table)}
+        return events.table_update(table.id, self.table_payload(table))
 
     async def publish_lobby(self, table: TableInfo) -> None:
         """Tell the lobby (if the table is public) that the table changed."""

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Presence, ServerHeartbeat, User
 from app.db.table_log import StoredEvent
-from app.services import games, heartbeat, tables
+from app.services import absences, games, heartbeat, tables
 from app.services.live import LivePlay, PlayerRef, PlayError
 from app.timeutil import as_datetime, as_unix
 
@@ -48,9 +48,9 @@ async def connected(live: LivePlay, user: PlayerRef) -> None:
             session.add(
                 Presence(instance=live.instance, user_id=user.id, since=as_datetime(time.time()))
             )
-        events = await games.mark_back(live, session, user.id)
+        stored = await absences.mark_back(live, session, user.id)
         await session.commit()
-    await live.announce(events)
+    await live.announce(stored)
 
 
 async def _offline(
@@ -67,7 +67,7 @@ async def _offline(
     await session.execute(
         update(User).where(User.id == user_id).values(last_seen_at=as_datetime(since))
     )
-    return await games.mark_away(live, session, user_id, since)
+    return await absences.mark_away(live, session, user_id, since)
 
 
 async def disconnected(
@@ -81,9 +81,9 @@ async def disconnected(
         await session.execute(
             delete(Presence).where(Presence.instance == instance, Presence.user_id == user_id)
         )
-        events = await _offline(live, session, user_id, since)
+        stored = await _offline(live, session, user_id, since)
         await session.commit()
-    await live.announce(events)
+    await live.announce(stored)
 
 
 async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, list[int]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import secrets
 import time
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
@@ -20,7 +21,7 @@ from app.db.models import Game as GameRow
 from app.db.models import GameTable, Presence, Room
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, RulesError, get_variant
-from app.services import games, heartbeat
+from app.services import absences, events, games, heartbeat
 from app.services.clocks import GameClock
 from app.services.live import (
     LiveGame,
@@ -99,11 +100,11 @@ async def missed(
         table = await read_table(session, table_id)
         if table is None or not may_see(table, user_id, invite):
             raise PlayError("not_found", f"no table {table_id}")
-        events = await table_log.since(session, table_id, since, SNAPSHOT_EVENTS + 1)
+        stored = await table_log.since(session, table_id, since, SNAPSHOT_EVENTS + 1)
         head = await table_log.head(session, table_id)
-    if since > head or len(events) > SNAPSHOT_EVENTS:
+    if since > head or len(stored) > SNAPSHOT_EVENTS:
         return None
-    return events
+    return stored
 
 
 def _parse_clock(clock: dict[str, int] | None) -> tuple[int | None, int]:
@@ -198,9 +199,9 @@ async def open_table(
             start_fen=row.start_fen,
             owner=user,
         )
-        events = await live.record(session, table.id, [live.table_update(table)], row.created_at)
+        stored = await live.record(session, table.id, [live.table_update(table)], row.created_at)
         await session.commit()
-    await live.announce(events)
+    await live.announce(stored)
     await live.publish_lobby(table)
     return live.table_payload(table, with_invite=True)
 
@@ -262,20 +263,22 @@ async def _create_game(
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
     table.game_id, table.game_status = game_id, "playing"
-    events = await live.record(
+    stored = await live.record(
         db,
         table.id,
         [
             live.table_update(table),
-            {"type": "game_started", "table": table.id, "game": games.game_payload(live, lg, now)},
+            events.game_started(table.id, games.game_payload(live, lg, now)),
         ],
         started,
     )
+    lg.table = replace(table)
     # A host who went offline while the table waited is away from the game from its start.
-    for user_id in await _offline(live, db, [black.id, white.id]):
-        events += await games.mark_away(live, db, user_id, now)
+    elsewhere = [p.id for p in (black, white) if not live.connected_here(p.id)]
+    for user_id in await _offline(live, db, elsewhere) if elsewhere else ():
+        stored += await absences.mark_away(live, db, user_id, now)
         lg.away[lg.colour_of(user_id) or Color.BLACK] = now
-    return lg, events
+    return lg, stored
 
 
 async def _offline(live: LivePlay, db: AsyncSession, user_ids: list[int]) -> set[int]:
@@ -290,10 +293,10 @@ async def _offline(live: LivePlay, db: AsyncSession, user_ids: list[int]) -> set
 
 
 async def _started(
-    live: LivePlay, table: TableInfo, lg: LiveGame, events: list[StoredEvent]
+    live: LivePlay, table: TableInfo, lg: LiveGame, stored: list[StoredEvent]
 ) -> None:
     games.start(live, lg)
-    await live.announce(events)
+    await live.announce(stored)
     await live.publish_lobby(table)
 
 
@@ -313,9 +316,9 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
         host = players[0]
         host_colour = table.colour if table.colour != "random" else random.choice(COLOURS[:2])
         black, white = (host, user) if host_colour == "black" else (user, host)
-        lg, events = await _create_game(live, session, table, black, white)
+        lg, stored = await _create_game(live, session, table, black, white)
         await session.commit()
-    await _started(live, table, lg, events)
+    await _started(live, table, lg, stored)
 
 
 async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
@@ -333,23 +336,23 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             await session.execute(
                 update(GameTable).where(GameTable.id == table_id).values(rematch=sorted(asking))
             )
-            events = await live.record(
+            stored = await live.record(
                 session,
                 table_id,
                 [
-                    {"type": "rematch_offered", "table": table_id, "by": user.payload()},
+                    events.rematch_offered(table_id, user.payload()),
                     live.table_update(table),
                 ],
                 as_datetime(time.time()),
             )
             await session.commit()
-            await live.announce(events)
+            await live.announce(stored)
             await live.publish_lobby(table)
             return
         last_black, last_white = players
-        lg, events = await _create_game(live, session, table, last_white, last_black)
+        lg, stored = await _create_game(live, session, table, last_white, last_black)
         await session.commit()
-    await _started(live, table, lg, events)
+    await _started(live, table, lg, stored)
 
 
 async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
@@ -373,10 +376,10 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         await session.execute(update(GameTable).where(GameTable.id == table_id).values(values))
         out = [live.table_update(table)]
         if table.closed:
-            out.append({"type": "table_closed", "table": table_id, "reason": "everyone left"})
-        events = await live.record(session, table_id, out, now)
+            out.append(events.table_closed(table_id, "everyone left"))
+        stored = await live.record(session, table_id, out, now)
         await session.commit()
-    await live.announce(events)
+    await live.announce(stored)
     await live.publish_lobby(table)
 
 
@@ -426,35 +429,14 @@ async def chat(live: LivePlay, user: PlayerRef, table_id: int, text: str) -> Non
         status = await session.scalar(select(GameTable.status).where(GameTable.id == table_id))
         if status is None or status == "closed":
             raise PlayError("not_found", f"no table {table_id}")
-        events = await live.record(
+        stored = await live.record(
             session,
             table_id,
-            [{"type": "chat", "table": table_id, "from": user.payload(), "text": text}],
+            [events.chat(table_id, user.payload(), text)],
             as_datetime(time.time()),
         )
         await session.commit()
-    await live.announce(events)
-
-
-async def close_table(live: LivePlay, table_id: int, reason: str) -> None:
-    """Close a table by decision (administration); a game in progress there is aborted."""
-    async with live.table_lock(table_id), live.db.session() as session:
-        table = await _locked(session, table_id)
-        if table.closed:
-            return
-        events: list[StoredEvent] = []
-        if table.game_status == "playing" and table.game_id is not None:
-            ended = await games.store_ending(
-                live, session, table.game_id, "*", "admin", status="aborted", reason=reason
-            )
-            if ended is not None:
-                events += ended
-        events += await record_closing(live, session, table_id, reason)
-        await session.commit()
-    if table.game_id is not None:
-        games.forget(live, table.game_id)
-    await live.announce(events)
-    await live.publish_lobby(await load_table(live, table_id))
+    await live.announce(stored)
 
 
 async def record_closing(
@@ -474,7 +456,7 @@ async def record_closing(
         table_id,
         [
             live.table_update(table),
-            {"type": "table_closed", "table": table_id, "reason": reason},
+            events.table_closed(table_id, reason),
         ],
         now,
     )

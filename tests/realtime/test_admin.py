@@ -8,31 +8,43 @@ import json
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from app.services import games, tables
+from tests.api.admin_client import admin_client, ok
 from tests.support.server import Served
 from tests.support.ws import connect, guest, start_game
 
 
 async def test_an_administrator_ends_a_game_and_everyone_is_told(server: Served) -> None:
-    async with guest(server.url) as a, guest(server.url) as b:
+    async with (
+        guest(server.url) as a,
+        guest(server.url) as b,
+        admin_client(server.app, server.url) as admin,
+    ):
         match = await start_game(a, b)
         await match.play("11-15")
-        live = server.app.state.live
-        assert await games.finish_game(live, match.id, "0-1", "admin")
+        adjudicate = f"/api/admin/games/{match.id}/adjudicate"
+        ok(await admin.post(adjudicate, json={"result": "0-1", "reason": "engine use"}))
         for client in (a, b):
             ended = await client.expect("game_ended")
             assert (ended["result"], ended["termination"]) == ("0-1", "admin")
-        assert not await games.finish_game(live, match.id, "1-0", "admin")
-        with pytest.raises(ValueError):
-            await games.finish_game(live, match.id, "2-0", "admin")
+            assert ended["reason"] == "engine use"
+        again = await admin.post(adjudicate, json={"result": "1-0", "reason": "twice"})
+        assert (again.status_code, again.json()["error"]) == (409, "game_over")
+        wrong = await admin.post(adjudicate, json={"result": "2-0", "reason": "no such result"})
+        assert wrong.status_code == 422
 
 
 async def test_closing_a_table_aborts_its_game(server: Served) -> None:
-    async with guest(server.url) as a, guest(server.url) as b, connect(server.url) as lobby:
+    async with (
+        guest(server.url) as a,
+        guest(server.url) as b,
+        connect(server.url) as lobby,
+        admin_client(server.app, server.url) as admin,
+    ):
         match = await start_game(a, b)
         await lobby.send(type="subscribe_lobby")
         await lobby.expect("lobby")
-        await tables.close_table(server.app.state.live, match.table["id"], "closed for repairs")
+        close = f"/api/admin/tables/{match.table['id']}/close"
+        ok(await admin.post(close, json={"reason": "closed for repairs", "result": "*"}))
         ended = await a.expect("game_ended")
         assert (ended["result"], ended["termination"]) == ("*", "admin")
         closed = await b.expect("table_closed")

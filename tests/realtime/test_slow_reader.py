@@ -21,7 +21,8 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from app.config import Settings
-from app.realtime.connections import SEND_QUEUE_FRAMES, Connection, ConnectionState, Hub
+from app.realtime.connections import SEND_QUEUE_FRAMES, Connection, ConnectionState
+from app.realtime.hub import Hub
 from tests.conftest import make_settings
 from tests.support.logs import failures, server_log
 from tests.support.server import Served

@@ -1,0 +1,135 @@
+"""What the players of a game decide on its row, locked and read afresh in the transaction that
+changes it (so it holds whichever process each player is on): resigning, offering, accepting or
+declining a draw, aborting, and claiming against an absent opponent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.db.models import Game as GameRow
+from app.db.table_log import StoredEvent
+from app.rules import Color
+from app.services import events, games
+from app.services.game_state import away_of, first_turn, offer_ply, result_for, standing_offer
+from app.services.live import LivePlay, PlayError
+from app.timeutil import as_datetime
+
+Decision = Callable[[AsyncSession, GameRow, Color], Awaitable[list[StoredEvent]]]
+
+
+async def _decide(live: LivePlay, user_id: int, game_id: int, action: Decision) -> None:
+    """Run `action(session, row, colour)` on the game's locked row for one of its players, then
+    commit and announce what it stored."""
+    async with live.game_lock(game_id), live.db.session() as session:
+        row = await games.locked_row(session, game_id)
+        if row is None or row.table_id is None:
+            raise PlayError("not_found", f"no game {game_id}")
+        if user_id == row.black_id:
+            colour = Color.BLACK
+        elif user_id == row.white_id:
+            colour = Color.WHITE
+        else:
+            raise PlayError("not_a_player", f"you do not play in game {game_id}")
+        if row.status != "playing":
+            raise PlayError("game_over", f"game {game_id} has ended ({row.result})")
+        stored: list[StoredEvent] = await action(session, row, colour)
+        await session.commit()
+    await games.after(live, game_id, stored)
+
+
+async def _end_row(
+    live: LivePlay,
+    session: AsyncSession,
+    row: GameRow,
+    result: str,
+    termination: str,
+    status: str = "finished",
+) -> list[StoredEvent]:
+    """End the game of a locked row known to be in progress."""
+    stored = await games.store_ending(
+        live, session, row.id, result, termination, status=status, row=row
+    )
+    assert stored is not None
+    return stored
+
+
+async def resign(live: LivePlay, user_id: int, game_id: int) -> None:
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        return await _end_row(live, session, row, result_for(colour.other), "resignation")
+
+    await _decide(live, user_id, game_id, act)
+
+
+async def offer_draw(live: LivePlay, user_id: int, game_id: int) -> None:
+    """Offer a draw, or agree to one if the opponent's offer stands."""
+
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        offer = standing_offer(row)
+        if offer is colour.other:
+            return await _end_row(live, session, row, "1/2-1/2", "agreement")
+        if offer is colour or offer_ply(row, colour) == row.ply_count:
+            raise PlayError("draw_offer_limit", "one draw offer per move: make a move first")
+        row.draw_offer = colour.value
+        if colour is Color.BLACK:
+            row.black_offer_ply = row.ply_count
+        else:
+            row.white_offer_ply = row.ply_count
+        assert row.table_id is not None
+        return await live.record(
+            session,
+            row.table_id,
+            [events.draw_offered(row.table_id, row.id, colour.value)],
+            as_datetime(time.time()),
+        )
+
+    await _decide(live, user_id, game_id, act)
+
+
+async def answer_draw(live: LivePlay, user_id: int, game_id: int, *, accept: bool) -> None:
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        if standing_offer(row) is not colour.other:
+            raise PlayError("no_draw_offer", "your opponent has not offered a draw")
+        if accept:
+            return await _end_row(live, session, row, "1/2-1/2", "agreement")
+        row.draw_offer = None
+        assert row.table_id is not None
+        return await live.record(
+            session,
+            row.table_id,
+            [events.draw_declined(row.table_id, row.id, colour.value)],
+            as_datetime(time.time()),
+        )
+
+    await _decide(live, user_id, game_id, act)
+
+
+async def abort(live: LivePlay, user_id: int, game_id: int) -> None:
+    """Either player may abort until they have made their own first move."""
+
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        first = first_turn(row.variant, row.start_fen)
+        if row.ply_count >= (1 if colour is first else 2):
+            raise PlayError("too_early", "a game can be aborted only before your first move")
+        return await _end_row(live, session, row, "*", "aborted", "aborted")
+
+    await _decide(live, user_id, game_id, act)
+
+
+async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
+    """Win against an opponent away past the grace period (abort if no move was made)."""
+
+    async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
+        since = away_of(row).get(colour.other)
+        if since is None:
+            raise PlayError("too_early", "your opponent is connected")
+        claim_at = since + live.settings.disconnect_grace_seconds
+        if time.time() < claim_at:
+            raise PlayError("too_early", f"you may claim in {claim_at - time.time():.0f} seconds")
+        if row.ply_count == 0:
+            return await _end_row(live, session, row, "*", "aborted", "aborted")
+        return await _end_row(live, session, row, result_for(colour), "abandoned")
+
+    await _decide(live, user_id, game_id, act)

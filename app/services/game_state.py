@@ -1,0 +1,76 @@
+"""What a stored game's row says beyond its columns: the result's text, whose turn it is, the
+clocks, the draw offer that stands and who is away. Pure functions of the row."""
+
+from __future__ import annotations
+
+import functools
+
+from app.db.models import Game as GameRow
+from app.rules import Color, get_variant
+from app.services.clocks import GameClock
+from app.timeutil import as_unix
+
+
+def result_for(winner: Color | None) -> str:
+    """PDN result: `1-0` when Black (the first mover) won."""
+    if winner is None:
+        return "1/2-1/2"
+    return "1-0" if winner is Color.BLACK else "0-1"
+
+
+@functools.lru_cache(maxsize=1024)
+def first_turn(variant: str, start_fen: str | None) -> Color:
+    """The side that moves first from a start position (None: the standard one)."""
+    turn: Color = get_variant(variant).position(start_fen).turn
+    return turn
+
+
+def turn_of(row: GameRow) -> Color:
+    """The side to move in a stored game."""
+    first = first_turn(row.variant, row.start_fen)
+    return first if row.ply_count % 2 == 0 else first.other
+
+
+def stored_clock(row: GameRow) -> GameClock | None:
+    """The clocks as stored with a game (None when untimed), the side to move's running since
+    its last move (or the start), as moved later by `recover` after downtime."""
+    if row.clock_base_s is None:
+        return None
+    base_ms = row.clock_base_s * 1000
+    return GameClock(
+        increment_ms=row.clock_increment_s * 1000,
+        black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
+        white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
+        turn_started=as_unix(row.last_move_at or row.started_at),
+    )
+
+
+def offer_ply(row: GameRow, colour: Color) -> int | None:
+    """The ply at which `colour` last offered a draw."""
+    return row.black_offer_ply if colour is Color.BLACK else row.white_offer_ply
+
+
+def standing_offer(row: GameRow) -> Color | None:
+    """The draw offer that stands: made at this ply, or made by the side to move then, who has
+    moved since (a move answering an offer declines it; offering then moving does not)."""
+    if row.draw_offer is None:
+        return None
+    by = Color(row.draw_offer)
+    at = offer_ply(row, by)
+    if at is None:
+        return None
+    if row.ply_count == at:
+        return by
+    first = first_turn(row.variant, row.start_fen)
+    to_move_then = first if at % 2 == 0 else first.other
+    return by if row.ply_count == at + 1 and to_move_then is by else None
+
+
+def away_of(row: GameRow) -> dict[Color, float]:
+    """Since when (Unix seconds) each absent player has had no connection."""
+    away = {}
+    if row.black_away_since is not None:
+        away[Color.BLACK] = as_unix(row.black_away_since)
+    if row.white_away_since is not None:
+        away[Color.WHITE] = as_unix(row.white_away_since)
+    return away
