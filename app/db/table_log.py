@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.models import GameTable, TableEvent
@@ -50,6 +50,14 @@ async def append(
     """Number and store `payloads` (JSON objects as text) as the table's next events."""
     if not payloads:
         return []
+    conn = db if isinstance(db, AsyncConnection) else await db.connection()
+    if conn.dialect.name == "postgresql":  # one statement, one round trip
+        first = (
+            await db.execute(
+                _APPEND_POSTGRES, {"table": table_id, "payloads": list(payloads), "at": at}
+            )
+        ).scalar_one()
+        return [StoredEvent(table_id, first + n, text) for n, text in enumerate(payloads)]
     last = (
         await db.execute(
             update(GameTable)
@@ -65,6 +73,23 @@ async def append(
         [{"table_id": table_id, "seq": e.seq, "payload": e.payload, "at": at} for e in events],
     )
     return events
+
+
+_APPEND_POSTGRES = text(
+    """
+    WITH numbered AS (
+        UPDATE tables SET event_seq = event_seq + cardinality(CAST(:payloads AS TEXT[]))
+        WHERE id = :table
+        RETURNING event_seq - cardinality(CAST(:payloads AS TEXT[])) AS base
+    ),
+    stored AS (
+        INSERT INTO table_events (table_id, seq, payload, at)
+        SELECT :table, numbered.base + e.n, e.payload, :at
+        FROM numbered, unnest(CAST(:payloads AS TEXT[])) WITH ORDINALITY AS e(payload, n)
+    )
+    SELECT base + 1 FROM numbered
+    """
+)
 
 
 async def since(db: Executor, table_id: int, after: int, limit: int) -> list[StoredEvent]:

@@ -5,92 +5,66 @@ transaction (see `app.services.presence`, which decides when)."""
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
-from sqlalchemy import or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import or_, select, update
 
 from app.db.models import Game as GameRow
-from app.db.table_log import StoredEvent
+from app.db.table_log import Executor, StoredEvent
 from app.rules import Color
 from app.services import events
 from app.services.live import LivePlay
 from app.timeutil import as_datetime
 
 
-async def mark_away(
-    live: LivePlay, db: AsyncSession, user_id: int, since: float
+async def _mark(
+    live: LivePlay, db: Executor, user_id: int, since: float | None
 ) -> list[StoredEvent]:
+    """Set (`since`) or clear (None) the user's absence in each of their games in progress
+    where it is not so already, with a `player_away` / `player_back` event each."""
+    rows = await db.execute(
+        select(
+            GameRow.id,
+            GameRow.table_id,
+            GameRow.black_id,
+            GameRow.black_away_since,
+            GameRow.white_away_since,
+        )
+        .where(
+            GameRow.status == "playing",
+            or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
+            GameRow.table_id.is_not(None),
+        )
+        .with_for_update()
+    )
+    stored: list[StoredEvent] = []
+    now = time.time()
+    for game_id, table_id, black_id, black_away, white_away in rows.all():
+        assert table_id is not None  # as the query asked
+        colour = Color.BLACK if black_id == user_id else Color.WHITE
+        away: datetime | None = black_away if colour is Color.BLACK else white_away
+        if (away is None) == (since is None):
+            continue
+        column = "black_away_since" if colour is Color.BLACK else "white_away_since"
+        value = as_datetime(since) if since is not None else None
+        await db.execute(update(GameRow).where(GameRow.id == game_id).values({column: value}))
+        event = (
+            events.player_away(
+                table_id, game_id, colour.value, since, live.settings.disconnect_grace_seconds
+            )
+            if since is not None
+            else events.player_back(table_id, game_id, colour.value)
+        )
+        stored += await live.record(db, table_id, [event], as_datetime(now))
+    return stored
+
+
+async def mark_away(live: LivePlay, db: Executor, user_id: int, since: float) -> list[StoredEvent]:
     """In the caller's transaction: the user has no connection since `since`; their games in
     progress note it (the opponent may claim after the grace period)."""
-    stored: list[StoredEvent] = []
-    grace = live.settings.disconnect_grace_seconds
-    rows = (
-        (
-            await db.execute(
-                select(GameRow)
-                .where(
-                    GameRow.status == "playing",
-                    or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
-                    GameRow.table_id.is_not(None),
-                )
-                .with_for_update()
-            )
-        )
-        .scalars()
-        .all()
-    )
-    for row in rows:
-        colour = Color.BLACK if row.black_id == user_id else Color.WHITE
-        field = "black_away_since" if colour is Color.BLACK else "white_away_since"
-        if getattr(row, field) is not None:
-            continue
-        setattr(row, field, as_datetime(since))
-        assert row.table_id is not None
-        stored += await live.record(
-            db,
-            row.table_id,
-            [events.player_away(row.table_id, row.id, colour.value, since, grace)],
-            as_datetime(time.time()),
-        )
-    return stored
+    return await _mark(live, db, user_id, since)
 
 
-async def mark_back(live: LivePlay, db: AsyncSession, user_id: int) -> list[StoredEvent]:
+async def mark_back(live: LivePlay, db: Executor, user_id: int) -> list[StoredEvent]:
     """In the caller's transaction: the user is connected again; their absences end."""
-    stored: list[StoredEvent] = []
-    rows = (
-        (
-            await db.execute(
-                select(GameRow)
-                .where(
-                    GameRow.status == "playing",
-                    or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
-                    GameRow.table_id.is_not(None),
-                )
-                .with_for_update()
-            )
-        )
-        .scalars()
-        .all()
-    )
-    for row in rows:
-        colour = Color.BLACK if row.black_id == user_id else Color.WHITE
-        field = "black_away_since" if colour is Color.BLACK else "white_away_since"
-        if getattr(row, field) is None:
-            continue
-        setattr(row, field, None)
-        assert row.table_id is not None
-        stored += await live.record(
-            db,
-            row.table_id,
-            [
-                {
-                    "type": "player_back",
-                    "table": row.table_id,
-                    "game": row.id,
-                    "colour": colour.value,
-                }
-            ],
-            as_datetime(time.time()),
-        )
-    return stored
+    return await _mark(live, db, user_id, None)

@@ -14,7 +14,6 @@ from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import table_log
 from app.db.models import Game as GameRow
@@ -207,7 +206,7 @@ async def open_table(
 
 
 async def _create_game(
-    live: LivePlay, db: AsyncSession, table: TableInfo, black: PlayerRef, white: PlayerRef
+    live: LivePlay, db: Executor, table: TableInfo, black: PlayerRef, white: PlayerRef
 ) -> tuple[LiveGame, list[StoredEvent]]:
     """Store a new game at the (locked) table, Black and White now its two seats."""
     if table.closed:
@@ -281,7 +280,7 @@ async def _create_game(
     return lg, stored
 
 
-async def _offline(live: LivePlay, db: AsyncSession, user_ids: list[int]) -> set[int]:
+async def _offline(live: LivePlay, db: Executor, user_ids: list[int]) -> set[int]:
     """Those of these users with no connection to a live server process."""
     alive = await heartbeat.alive(db, as_datetime(time.time()), live.settings.heartbeat_seconds)
     online = await db.scalars(
@@ -302,7 +301,7 @@ async def _started(
 
 async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None = None) -> None:
     """Take the free seat; the game starts at once, colours as the host chose or by lot."""
-    async with live.table_lock(table_id), live.db.session() as session:
+    async with live.table_lock(table_id), live.db.engine.connect() as session:
         table = await _locked(session, table_id)
         if table.closed or not may_see(table, user.id, invite):
             raise PlayError("not_found", f"no table {table_id}")
@@ -323,7 +322,7 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
 
 async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
     """Ask for a rematch; when both players have asked, a new game starts, colours swapped."""
-    async with live.table_lock(table_id), live.db.session() as session:
+    async with live.table_lock(table_id), live.db.engine.connect() as session:
         table = await _locked(session, table_id)
         players = table.players
         if not table.seated(user.id):
@@ -357,7 +356,7 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
 
 async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
     """Stand up; the other player becomes the host, and an empty table closes."""
-    async with live.table_lock(table_id), live.db.session() as session:
+    async with live.table_lock(table_id), live.db.engine.connect() as session:
         table = await _locked(session, table_id)
         if not table.seated(user.id):
             raise PlayError("not_a_player", f"you do not sit at table {table_id}")
@@ -425,7 +424,7 @@ async def chat(live: LivePlay, user: PlayerRef, table_id: int, text: str) -> Non
         raise PlayError(
             "bad_message", f"chat messages are at most {live.settings.chat_max_length} characters"
         )
-    async with live.db.session() as session:
+    async with live.db.engine.connect() as session:
         status = await session.scalar(select(GameTable.status).where(GameTable.id == table_id))
         if status is None or status == "closed":
             raise PlayError("not_found", f"no table {table_id}")
