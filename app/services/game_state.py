@@ -4,6 +4,8 @@ clocks, the draw offer that stands and who is away. Pure functions of the row.""
 from __future__ import annotations
 
 import functools
+from datetime import datetime
+from typing import Protocol
 
 from app.db.models import Game as GameRow
 from app.rules import Color, get_variant
@@ -31,7 +33,28 @@ def turn_of(row: GameRow) -> Color:
     return first if row.ply_count % 2 == 0 else first.other
 
 
-def stored_clock(row: GameRow) -> GameClock | None:
+class ClockColumns(Protocol):
+    """The columns a game's clocks are stored in (a `Game` row, or a row of just those)."""
+
+    clock_base_s: int | None
+    clock_increment_s: int
+    black_clock_ms: int | None
+    white_clock_ms: int | None
+    last_move_at: datetime | None
+    started_at: datetime
+
+
+CLOCK_COLUMNS = (
+    GameRow.clock_base_s,
+    GameRow.clock_increment_s,
+    GameRow.black_clock_ms,
+    GameRow.white_clock_ms,
+    GameRow.last_move_at,
+    GameRow.started_at,
+)
+
+
+def stored_clock(row: ClockColumns) -> GameClock | None:
     """The clocks as stored with a game (None when untimed), the side to move's running since
     its last move (or the start), as moved later by `recover` after downtime."""
     if row.clock_base_s is None:

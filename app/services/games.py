@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from prometheus_client import Counter
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Game as GameRow
@@ -31,6 +31,7 @@ from app.services import events, heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
 from app.services.game_state import (
+    CLOCK_COLUMNS,
     away_of,
     result_for,
     standing_offer,
@@ -141,6 +142,37 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     if fresh.status != "playing":
         return PlayError("game_over", f"game {lg.id} has ended ({fresh.result})")
     return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
+
+
+_CATCH_UP = (
+    select(GameRow.status, GameRow.ply_count, *CLOCK_COLUMNS, MoveRow.move)
+    .select_from(GameRow)
+    .outerjoin(MoveRow, and_(MoveRow.game_id == GameRow.id, MoveRow.ply > bindparam("known")))
+    .where(GameRow.id == bindparam("game"))
+    .order_by(MoveRow.ply)
+)
+
+
+async def _catch_up(live: LivePlay, lg: LiveGame) -> LiveGame:
+    """Bring a cached game up to storage: apply the moves stored since (by another process)
+    and take the stored clocks, in one query, rather than replaying the whole game; read it
+    afresh if they do not follow on. Hold the game's lock."""
+    known = lg.game.ply
+    async with live.db.engine.connect() as conn:
+        rows = (await conn.execute(_CATCH_UP, {"game": lg.id, "known": known})).all()
+    moves = [row.move for row in rows if row.move is not None]
+    if not rows or rows[0].status != "playing" or rows[0].ply_count != known + len(moves):
+        _forget(live, lg)
+        return await _get(live, lg.id)
+    try:
+        for text in moves:
+            lg.game.play(text)
+    except RulesError:
+        _forget(live, lg)
+        return await _get(live, lg.id)
+    lg.clock = stored_clock(rows[0])
+    _arm(live, lg)
+    return lg
 
 
 async def load(live: LivePlay, game_id: int) -> LiveGame:
@@ -314,8 +346,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         lg = await _get(live, game_id)
         if ply > lg.game.ply and lg.status == "playing":
             # The player has seen moves this copy has not (played through another process).
-            _forget(live, lg)
-            lg = await _get(live, game_id)
+            lg = await _catch_up(live, lg)
         try:
             colour = _player(lg, user_id)
             if lg.status != "playing":

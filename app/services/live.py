@@ -242,6 +242,8 @@ class LivePlay:
         # connections, puts its count here (this process's connections only).
         self.count_spectators: Callable[[TableInfo], int] = lambda table: 0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
+        self._ringing_failed = False
 
     async def start(self) -> None:
         self.writer.start()
@@ -293,8 +295,13 @@ class LivePlay:
             try:
                 await self.broker.publish(table_channel(event.table_id), event.frame)
             except BrokerUnavailable as exc:
-                logger.warning("cannot ring table %d: %s", event.table_id, exc)
+                if not self._ringing_failed:  # once per outage, not once per event
+                    logger.warning("cannot ring the other processes (they poll): %s", exc)
+                    self._ringing_failed = True
                 return
+        if self._ringing_failed:
+            logger.warning("ringing the other processes again")
+            self._ringing_failed = False
 
     async def publish(self, channel: str, event: dict[str, Any]) -> None:
         """Announce something that is not a table event (the lobby, control messages). If the

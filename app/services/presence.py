@@ -91,14 +91,19 @@ async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, li
     cleanly counts as gone `SWITCH_SECONDS` after its last beat, so that its clients, sent
     elsewhere by the balancer, are connected again by then."""
     async with live.db.session() as session:
-        rows = (await session.execute(select(Presence.instance, Presence.user_id))).all()
-        if not rows:
+        instances = set((await session.scalars(select(Presence.instance).distinct())).all()) - {
+            live.instance
+        }
+        if not instances:
             return []
         alive = await _alive(live, session)
-        gone: dict[str, list[int]] = {}
-        for instance, user_id in rows:
-            if instance not in alive:
-                gone.setdefault(instance, []).append(user_id)
+        gone: dict[str, list[int]] = {instance: [] for instance in instances - alive}
+        if gone:
+            rows = await session.execute(
+                select(Presence.instance, Presence.user_id).where(Presence.instance.in_(gone))
+            )
+            for instance, user_id in rows.all():
+                gone[instance].append(user_id)
         if not gone:
             return []
         beats = {
@@ -166,7 +171,12 @@ async def sweep(live: LivePlay) -> None:
         logger.info("server process %s is gone: %d users offline", instance, len(users))
         for user_id in users:
             await disconnected(live, user_id, instance=instance, since=since)
-    await _stand_up_absent(live)
+    # Seats wait a grace period, so looking for absent players a few times in it will do.
+    now = time.monotonic()
+    every = max(live.settings.sweep_seconds, live.settings.disconnect_grace_seconds / 4)
+    if now - live.stood_up_at >= every - 0.01:
+        live.stood_up_at = now
+        await _stand_up_absent(live)
 
 
 async def banned_here(live: LivePlay) -> list[tuple[int, str]]:

@@ -39,7 +39,7 @@ pytestmark = pytest.mark.skipif(TEST_DATABASE_URL is None, reason="needs Postgre
 HOSTS = 3
 GAMES = 4
 PLIES = 24  # each game: this many plies, then Black resigns
-WAIT = 30.0
+WAIT = 60.0
 
 
 def run(*args: str) -> None:
@@ -337,10 +337,17 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
                 command = ["ip", "netns", "exec", ns, sys.executable, "-m", "uvicorn"]
                 command += ["--factory", "app.main:create_app", "--host", address, "--port"]
                 command += ["8000", "--log-level", "warning", "--ws-per-message-deflate=false"]
-                servers.append(stack.enter_context(started(command, env=env, cwd=tmp_path)))
+                log = stack.enter_context((tmp_path / f"{ns}.log").open("wb"))
+                servers.append(
+                    stack.enter_context(
+                        started(command, env=env, cwd=tmp_path, stdout=log, stderr=log)
+                    )
+                )
             config = tmp_path / "haproxy.cfg"
             config.write_text(haproxy_config(proxy_port, [a for _, _, a in hosts]))
-            stack.enter_context(started(["haproxy", "-f", str(config), "-db"], cwd=tmp_path))
+            proxy_log = stack.enter_context((tmp_path / "haproxy.log").open("wb"))
+            haproxy = ["haproxy", "-f", str(config), "-db"]
+            stack.enter_context(started(haproxy, cwd=tmp_path, stdout=proxy_log, stderr=proxy_log))
             for _, _, address in hosts:
                 await wait_up(address)
             await asyncio.sleep(3)  # HAProxy's checks see them all up
