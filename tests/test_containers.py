@@ -57,10 +57,13 @@ def dockerfile() -> list[tuple[str, str]]:
 
 
 def test_services(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"app", "postgres", "redis"}
-    app = compose["services"]["app"]
-    assert app["build"] == "."
-    assert "8000:8000" in app["ports"]
+    """HAProxy publishes the port; the app publishes none, so `--scale app=3` can run."""
+    assert set(compose["services"]) == {"proxy", "app", "postgres", "redis"}
+    app, proxy = compose["services"]["app"], compose["services"]["proxy"]
+    assert app["build"] == "." and "ports" not in app
+    assert "8000:8000" in proxy["ports"]
+    config = next(v for v in proxy["volumes"] if "haproxy.cfg" in v).split(":")[0]
+    assert (ROOT / config).is_file()
 
 
 def test_app_waits_for_healthy_dependencies(compose: dict[str, Any]) -> None:
