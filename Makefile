@@ -46,10 +46,11 @@ typecheck: install-dev
 
 # pytest exits 5 when it collected nothing; that is not a failure of the suite.
 pytest: install-dev
-	@echo "pytest: about 5 minutes on two cores. Skipped: the PostgreSQL tests unless" \
-		"TEST_DATABASE_URL is set, deep perft unless PYTEST_ARGS=--runslow, the browser tests" \
-		"without Chromium. The Redis tests need a Redis server at TEST_REDIS_URL" \
-		"(default redis://127.0.0.1:6379/0)."
+	@echo "pytest: about 10 minutes on two cores with PostgreSQL, 5 without. Skipped: the" \
+		"PostgreSQL tests unless TEST_DATABASE_URL is set, deep perft unless" \
+		"PYTEST_ARGS=--runslow, the browser tests without Chromium, the multi-host test" \
+		"without root, network namespaces and haproxy. The Redis tests need a Redis server" \
+		"at TEST_REDIS_URL (default redis://127.0.0.1:6379/0)."
 	$(BIN)/pytest $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 ## Run the full test suite: ruff, mypy, pytest. Leaves the git tree as it was.
