@@ -33,15 +33,11 @@ import httpx
 import websockets
 from websockets.asyncio.client import ClientConnection
 
+sys.path.insert(0, str(Path(__file__).parent))
+from play import free_port, wait_http  # noqa: E402  (the sibling script's helpers)
+
 ROOT = Path(__file__).resolve().parents[1]
 OPEN_AT_ONCE = 200
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def rss_kib(pid: int) -> int:
@@ -67,16 +63,6 @@ def serving(port: int, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]
     finally:
         process.terminate()
         process.wait(10)
-
-
-async def wait_http(url: str) -> None:
-    async with httpx.AsyncClient() as client:
-        for _ in range(400):
-            with contextlib.suppress(httpx.TransportError):
-                await client.get(url)
-                return
-            await asyncio.sleep(0.05)
-    raise RuntimeError(f"{url} did not come up")
 
 
 async def open_one(url: str, source: str) -> ClientConnection:

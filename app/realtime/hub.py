@@ -375,7 +375,8 @@ class Hub:
                     conn.send_text(event.frame)
                     seen = event.seq
             if seen == before:  # the log has nothing newer (cannot be): follow from here
-                feed.version = max(feed.version, seen)
+                feed.watchers[conn] = seen
+                return
 
     async def watch(
         self,
