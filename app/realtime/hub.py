@@ -287,15 +287,18 @@ class Hub:
             if feed is not None and feed.ready.done():
                 self._offer(feed, event)
 
-    def _offer(self, feed: TableFeed, event: StoredEvent) -> None:
+    def _offer(self, feed: TableFeed, event: StoredEvent, *, foreign: bool = False) -> None:
         """Deliver the table's next event; ignore one already delivered; read the log when
-        some are missing before it."""
+        some are missing before it. `foreign`: stored by another process (rung on the broker
+        or read from the log), so this process's copy of the game may need it too."""
         if event.seq <= feed.version:
             return
         if event.seq > feed.version + 1:
             self._catch_up(feed)
             return
         feed.version = event.seq
+        if foreign:
+            games.follow(self.live, event)
         feed.events.append(event)
         frame = event.frame
         for conn, seen in tuple(feed.watchers.items()):
@@ -318,7 +321,7 @@ class Hub:
                         session, feed.table_id, feed.version, CATCH_UP_BATCH
                     )
                 for event in missed:
-                    self._offer(feed, event)
+                    self._offer(feed, event, foreign=True)
                 if len(missed) < CATCH_UP_BATCH:
                     return
         except Exception:  # the next comparison of heads tries again
@@ -352,7 +355,7 @@ class Hub:
                     else:
                         self._catch_up(feed)
                     async for frame in sub:
-                        self._offer(feed, StoredEvent.of_frame(feed.table_id, frame))
+                        self._offer(feed, StoredEvent.of_frame(feed.table_id, frame), foreign=True)
                     return
             except SubscriberDropped:
                 logger.warning("fell behind on table %d; catching up", feed.table_id)

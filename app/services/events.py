@@ -30,7 +30,10 @@ def move(
     turn: str,
     clocks: dict[str, int] | None,
     legal_moves: list[str],
+    at: float,
 ) -> Event:
+    """`at`: when the move was made, Unix milliseconds to the microsecond (the running clock's
+    start: with `clocks`, what another process needs to follow the game without reading it)."""
     return {
         "type": "move",
         "table": table_id,
@@ -41,6 +44,7 @@ def move(
         "turn": turn,
         "clocks": clocks,
         "legal_moves": legal_moves,
+        "at": round(at * 1000, 3),
     }
 
 

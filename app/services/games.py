@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import time
 from dataclasses import replace
@@ -173,6 +174,46 @@ async def _catch_up(live: LivePlay, lg: LiveGame) -> LiveGame:
     lg.clock = stored_clock(rows[0])
     _arm(live, lg)
     return lg
+
+
+_MOVE_HEAD = '{"type":"move",'
+_ENDED_HEAD = '{"type":"game_ended",'
+
+
+def follow(live: LivePlay, event: StoredEvent) -> None:
+    """Keep a cached game current from an event stored by another process (rung on the broker
+    or read from the log), so that the next move here needs no query: a move that follows on
+    from this copy is played on it, with the clocks it carries; an ending drops the copy.
+    Anything else (a copy further behind, or busy under its lock) is left to `_catch_up`."""
+    payload = event.payload
+    if payload.startswith(_MOVE_HEAD):
+        data = json.loads(payload)
+        lg = live.games.get(data["game"])
+        if lg is None or (lg.lock is not None and lg.lock.locked()):
+            return
+        if lg.status != "playing" or lg.game.ply != data["ply"] - 1:
+            return
+        mover = lg.game.position.turn
+        try:
+            lg.game.play(data["move"])
+        except RulesError:
+            _forget(live, lg)
+            return
+        if lg.game.ply != data["ply"] or lg.game.outcome() is not None:
+            _forget(live, lg)  # read afresh if it is used again
+            return
+        clocks = data.get("clocks")
+        if lg.clock is not None and clocks is not None:
+            lg.clock = GameClock(
+                lg.clock.increment_ms, clocks["black"], clocks["white"], data["at"] / 1000
+            )
+        if lg.draw_offer is mover.other:
+            lg.draw_offer = None  # answering an offer with a move declines it
+        _arm(live, lg)
+    elif payload.startswith(_ENDED_HEAD):
+        lg = live.games.get(json.loads(payload)["game"])
+        if lg is not None and not (lg.lock is not None and lg.lock.locked()):
+            _forget(live, lg)
 
 
 async def load(live: LivePlay, game_id: int) -> LiveGame:
@@ -337,6 +378,7 @@ def _move_event(
         turn.value,
         clock.payload(None if over else turn, now) if clock else None,
         lg.game.legal_move_texts(),
+        now,
     )
 
 

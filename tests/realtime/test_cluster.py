@@ -10,6 +10,8 @@ from contextlib import AsyncExitStack
 
 import pytest
 
+from app.db.models import Game as GameRow
+from app.services.game_state import stored_clock
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
 from tests.support.ws import connect, guest, guest_token, start_game
@@ -115,3 +117,32 @@ async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
         # Gone from both servers: the tables close once the grace period is over.
         removed = {(await lobby.expect("lobby_table_removed"))["table"] for _ in range(2)}
         assert removed == {first, second}
+
+
+async def test_a_server_keeps_its_copy_of_a_game_current_from_the_other_servers_moves(
+    two_servers: list[Served],
+) -> None:
+    """Each move reaches the other process's copy of the game with the ring, so the answer
+    played there needs no reading of storage first; its clocks are the stored ones."""
+    one, two = two_servers
+    async with guest(one.url) as a, guest(two.url) as b:
+        match = await start_game(a, b, clock={"base": 300, "increment": 2})
+        served_by = {id(a): one, id(b): two}
+        for ply, (mover, other, move) in enumerate(
+            [(a, b, "11-15"), (b, a, "22-18"), (a, b, "15x22"), (b, a, "25x18")], start=1
+        ):
+            await mover.send(type="move", game=match.id, move=move, ply=ply - 1)
+            await other.expect("move", ply=ply)
+            live = served_by[id(other)].app.state.live
+            cached = live.games.get(match.id)
+            assert cached is not None and cached.game.ply == ply
+            async with live.db.session() as session:
+                row = await session.get(GameRow, match.id)
+            assert row is not None
+            stored = stored_clock(row)
+            assert cached.clock is not None and stored is not None
+            assert (cached.clock.black_ms, cached.clock.white_ms) == (
+                stored.black_ms,
+                stored.white_ms,
+            )
+            assert cached.clock.turn_started == pytest.approx(stored.turn_started, abs=1e-3)
