@@ -1,8 +1,12 @@
 """`redis://`: fan-out across processes through Redis pub/sub (redis.asyncio).
 
 Each process keeps one pub/sub connection, subscribed to the channels its local subscribers
-want, and one reader task that hands incoming messages to them. Redis pub/sub keeps no history:
-messages published while the link is down are lost, and consumers resynchronise by version.
+want, and one reader task that hands incoming messages to them. Publishing is grouped: what is
+published while a batch is on its way goes out as the next batch, pipelined on one connection,
+so a busy process makes one round trip for many messages and never needs more connections than
+two (redis-py's pool refuses a 101st concurrent command). Redis pub/sub keeps no history:
+messages published while the link is down are lost; the live layer finds the gap by the events'
+numbers and reads them from the database.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ class RedisBroker(Broker):
         self._lock = asyncio.Lock()
         # Channels whose SUBSCRIBE Redis has not confirmed yet.
         self._confirmations: dict[str, asyncio.Event] = {}
+        # Messages waiting for the next batch, and the task sending batches while there are.
+        self._outbox: list[tuple[str, str, asyncio.Future[None]]] = []
+        self._sender: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         self._redis = Redis.from_url(
@@ -50,6 +57,11 @@ class RedisBroker(Broker):
         self._reader = asyncio.create_task(self._read(self._pubsub), name="redis-broker-reader")
 
     async def _close_backend(self) -> None:
+        if self._sender is not None:
+            self._sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sender
+            self._sender = None
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -65,10 +77,37 @@ class RedisBroker(Broker):
     async def publish(self, channel: str, text: str) -> None:
         if self._redis is None:
             raise BrokerUnavailable("the broker is not connected")
-        try:
-            await self._redis.publish(channel, text)
-        except (RedisError, OSError) as exc:
-            raise BrokerUnavailable(f"cannot publish on {channel!r}: {exc}") from exc
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._outbox.append((channel, text, sent))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send(self._redis), name="redis-publisher")
+        await sent
+
+    async def _send(self, redis: Redis) -> None:
+        """Send the waiting messages, a pipelined batch at a time, until none wait."""
+        while self._outbox:
+            batch, self._outbox = self._outbox, []
+            pipe = redis.pipeline(transaction=False)
+            for channel, text, _ in batch:
+                pipe.publish(channel, text)
+            try:
+                await pipe.execute()
+            except (RedisError, OSError) as exc:
+                channels = ", ".join(sorted({f"{channel!r}" for channel, _, _ in batch}))
+                failure = BrokerUnavailable(f"cannot publish on {channels}: {exc}")
+                for _, _, sent in batch:
+                    if not sent.done():
+                        sent.set_exception(failure)
+                continue
+            except BaseException as exc:  # cancelled: the broker is closing
+                for _, _, sent in batch + self._outbox:
+                    if not sent.done():
+                        sent.set_exception(BrokerUnavailable(f"the broker is closing: {exc!r}"))
+                self._outbox = []
+                raise
+            for _, _, sent in batch:
+                if not sent.done():
+                    sent.set_result(None)
 
     async def ping(self) -> bool:
         if self._redis is None or self._reader is None or self._reader.done():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 
@@ -131,6 +132,29 @@ async def test_redis_fans_out_between_processes(redis_url: str) -> None:
     finally:
         await one.disconnect()
         await two.disconnect()
+
+
+async def test_many_concurrent_publishers_all_get_through(redis_url: str) -> None:
+    """A busy process publishes for hundreds of games at once: more at a time than a Redis
+    client's pool has connections. Every message arrives, in each publisher's order."""
+    publisher, listener = create_broker(redis_url), create_broker(redis_url, queue_size=4096)
+    await publisher.connect()
+    await listener.connect()
+    try:
+        channels = [channel() for _ in range(300)]
+        async with contextlib.AsyncExitStack() as stack:
+            subs = [await stack.enter_async_context(listener.subscribe(ch)) for ch in channels]
+
+            async def say(ch: str) -> None:
+                for n in range(3):
+                    await publisher.publish(ch, f"{ch}:{n}")
+
+            await asyncio.gather(*(say(ch) for ch in channels))
+            for ch, sub in zip(channels, subs, strict=True):
+                assert await take(sub, 3) == [f"{ch}:{n}" for n in range(3)]
+    finally:
+        await publisher.disconnect()
+        await listener.disconnect()
 
 
 def test_unknown_url_scheme_is_refused() -> None:
