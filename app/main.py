@@ -19,6 +19,7 @@ from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
+from app.realtime.invalid_utf8 import quiet_invalid_utf8
 
 LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -61,6 +62,7 @@ LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
     open_broker,
     admin.sample_move_rate,
     realtime.run_live_play,
+    quiet_invalid_utf8,
 )
 
 

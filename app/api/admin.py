@@ -19,7 +19,14 @@ from app import __version__
 from app.api.deps import AdminUser, SessionDep, get_admin_user
 from app.api.errors import ApiError, ErrorBody
 from app.api.health import broker_ok, database_ok
-from app.api.params import MAX_ID, NAME_PATTERN, GameId
+from app.api.params import (
+    DIGITS,
+    ISO_DATETIME,
+    MAX_ID,
+    NAME_PATTERN,
+    TRUE_FALSE,
+    GameId,
+)
 from app.api.schemas.admin import (
     AdjudicateRequest,
     AuditEntryOut,
@@ -69,9 +76,9 @@ REFUSED: dict[int | str, dict[str, Any]] = {
     **NOT_FOUND,
 }
 
-RoomId = Annotated[int, Path(ge=1, le=MAX_ID, description="Room id.")]
-TableId = Annotated[int, Path(ge=1, le=MAX_ID, description="Table id.")]
-UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="User id.")]
+RoomId = Annotated[int, Path(ge=1, le=MAX_ID, description="Room id."), DIGITS]
+TableId = Annotated[int, Path(ge=1, le=MAX_ID, description="Table id."), DIGITS]
+UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="User id."), DIGITS]
 
 
 def get_live(request: Request) -> LivePlay:
@@ -226,7 +233,9 @@ async def list_tables(
     session: SessionDep,
     live: LiveDep,
     room: Annotated[
-        int | None, Query(ge=1, le=MAX_ID, description="Only this room's tables.")
+        int | None,
+        Query(ge=1, le=MAX_ID, description="Only this room's tables."),
+        DIGITS,
     ] = None,
 ) -> TablesList:
     """Tables not closed, private ones included (with their invite code), oldest first."""
@@ -280,9 +289,13 @@ async def list_users(
     ] = None,
     kind: Annotated[Literal["registered", "guest", "imported"] | None, Query()] = None,
     role: Annotated[Literal["player", "admin"] | None, Query()] = None,
-    banned: Annotated[bool | None, Query(description="Only banned (or not banned) users.")] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+    banned: Annotated[
+        bool | None,
+        Query(description="Only banned (or not banned) users."),
+        TRUE_FALSE,
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=200), DIGITS] = 50,
+    offset: Annotated[int, Query(ge=0, le=MAX_ID), DIGITS] = 0,
 ) -> UsersPage:
     """Users by name (a part of it, any case), with their state; `count` counts every match."""
     flt = UserFilter(name=q, kind=kind, role=role, banned=banned)
@@ -383,9 +396,11 @@ async def audit_log(
     ] = None,
     target_type: Annotated[Literal["room", "table", "game", "user"] | None, Query()] = None,
     target_id: Annotated[str | None, Query(max_length=64, pattern=NAME_PATTERN)] = None,
-    since: Annotated[datetime | None, Query(description="At or after (ISO 8601).")] = None,
-    until: Annotated[datetime | None, Query(description="Before (ISO 8601).")] = None,
-    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    since: Annotated[
+        datetime | None, Query(description="At or after (ISO 8601)."), ISO_DATETIME
+    ] = None,
+    until: Annotated[datetime | None, Query(description="Before (ISO 8601)."), ISO_DATETIME] = None,
+    limit: Annotated[int, Query(ge=1, le=200), DIGITS] = 50,
     cursor: Annotated[str | None, Query(max_length=20)] = None,
 ) -> AuditPage:
     """Who did what to what, when and why; newest first, filtered by every parameter given."""

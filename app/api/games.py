@@ -12,7 +12,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from app.api.deps import SessionDep
 from app.api.errors import ApiError, ErrorBody
-from app.api.params import NAME_PATTERN, GameId
+from app.api.params import DIGITS, ISO_DATE, NAME_PATTERN, TRUE_FALSE, GameId
 from app.api.schemas.archive import (
     GameOut,
     GamesPage,
@@ -75,18 +75,24 @@ def common_filter(
             examples=["english-blitz"],
         ),
     ] = None,
-    rated: Annotated[bool | None, Query(description="Rated or casual games only.")] = None,
+    rated: Annotated[
+        bool | None, Query(description="Rated or casual games only."), TRUE_FALSE
+    ] = None,
     status: Annotated[GameStatus | None, Query(description="`playing`: in progress.")] = None,
     since: Annotated[
         date | None,
         Query(description="Started on or after (YYYY-MM-DD, UTC).", examples=["2026-01-01"]),
+        ISO_DATE,
     ] = None,
     until: Annotated[
         date | None,
         Query(description="Started on or before (YYYY-MM-DD).", examples=["2026-01-31"]),
+        ISO_DATE,
     ] = None,
     min_plies: Annotated[
-        int | None, Query(ge=0, le=10_000, description="At least so many plies.")
+        int | None,
+        Query(ge=0, le=10_000, description="At least so many plies."),
+        DIGITS,
     ] = None,
     opponent: Annotated[
         str | None,
@@ -160,13 +166,15 @@ async def games_page(
     )
 
 
-LimitQuery = Annotated[int, Query(ge=1, le=100, description="Games per page (1–100).")]
+LimitQuery = Annotated[int, Query(ge=1, le=100, description="Games per page (1–100)."), DIGITS]
 CursorQuery = Annotated[
     str | None,
     Query(max_length=200, description="`next_cursor` of the previous page; omit for the first."),
 ]
 CountQuery = Annotated[
-    bool, Query(description="Also count every matching game (costs a scan of the matches).")
+    bool,
+    Query(description="Also count every matching game (costs a scan of the matches)."),
+    TRUE_FALSE,
 ]
 
 
@@ -231,7 +239,9 @@ async def export_games(
     flt: FilterDep,
     order: OrderQuery = "desc",
     max_games: Annotated[
-        int | None, Query(alias="max", ge=1, description="Stop after so many games.")
+        int | None,
+        Query(alias="max", ge=1, description="Stop after so many games."),
+        DIGITS,
     ] = None,
     fmt: Annotated[
         Literal["pdn", "ndjson"] | None,
@@ -306,7 +316,9 @@ async def get_game(
     session: SessionDep,
     game_id: GameId,
     positions: Annotated[
-        bool, Query(description="Add the FEN of the start and after every ply.")
+        bool,
+        Query(description="Add the FEN of the start and after every ply."),
+        TRUE_FALSE,
     ] = False,
 ) -> GameOut:
     """One game: players, tags, moves with clock times, result and how it ended."""

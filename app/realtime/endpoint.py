@@ -207,7 +207,9 @@ def _ref_of(text: str) -> str | int | None:
         ref = from_json(text).get("ref")
     except (ValueError, AttributeError):
         return None
-    return ref if isinstance(ref, int | str) and len(str(ref)) <= 40 else None
+    if isinstance(ref, bool) or not isinstance(ref, int | str):  # a bool is no ref (strict)
+        return None
+    return ref if len(str(ref)) <= 40 else None
 
 
 async def _handle(hub: Hub, conn: Connection, text: str) -> None:

@@ -3,6 +3,10 @@
 Server→client messages are plain JSON objects built by the services (table events travel through
 the broker as text) and by `app.realtime.connections`; they are documented, with examples, in
 docs/protocol.md.
+
+Validation is strict: a field takes only its own JSON type. Lenient parsing would read `true`,
+`"67"` or `1.0` as an id or a ply and act on the game it names; here they are `bad_message`.
+The one widening kept is JSON's: an integer is a number wherever a number is meant (`t`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ Printable = AfterValidator(_printable)  # on what people type: names, codes, cha
 
 
 class Message(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
     ref: Ref | None = None
 
@@ -48,7 +52,7 @@ class UnsubscribeLobby(Message):
 
 
 class ClockSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     base: int
     increment: int = 0

@@ -24,6 +24,8 @@ from tests.support.logs import failures, server_log
 from tests.support.server import Served, serve
 
 ABSURD_IDS = ["-1", "0", str(MAX_ID + 1), str(2**64), "abc", "%00", "1.5", "%E2%80%AE", "1e3"]
+# Spellings of the id 1 other than its decimal digits: pydantic's lax mode reads most as 1.
+LOOSE_IDS = ["1.0", "true", "%2B1", "%201", "1%20", "1_0", "01", "%EF%BC%91"]
 
 
 @dataclass
@@ -84,6 +86,18 @@ async def test_an_absurd_id_in_any_path_is_a_clear_4xx(site: Site, bad_id: str) 
     assert failures(site.log) == []
 
 
+@pytest.mark.parametrize("loose_id", LOOSE_IDS)
+async def test_an_id_is_written_in_decimal_digits_only(site: Site, loose_id: str) -> None:
+    """Room 1 exists: read leniently, `1.0` would rename it; it is refused before any lookup."""
+    for method, path in id_routes(site):
+        if "{name}" in path:
+            continue
+        url = re.sub(r"\{[^}]+\}", loose_id, path)
+        response = await site.admin.request(method, url, json=valid_body(method, path))
+        assert_error(response, 422, "bad_request")
+    assert failures(site.log) == []
+
+
 async def test_the_largest_id_is_simply_not_found(site: Site) -> None:
     for method, path in id_routes(site):
         if "{name}" in path:
@@ -118,6 +132,37 @@ async def test_the_largest_id_is_simply_not_found(site: Site) -> None:
         ("/api/admin/audit?cursor=%C2%B2", 400, "bad_cursor"),  # "²" is a digit to Python
         ("/api/admin/audit?since=0001-01-01T00:00:00%2B14:00", 422, "bad_request"),
         ("/api/admin/audit?until=9999-12-31T23:59:59-14:00", 422, "bad_request"),
+        # Numbers and booleans are written one way: no float, sign, blank or `yes` for them.
+        *(
+            (f"/api/games?limit={value}", 422, "bad_request")
+            for value in ["1.0", "5.0", "true", "%2B5", "%205", "5%20", "5_0", "%EF%BC%95"]
+        ),
+        *(
+            (f"/api/games?{name}={value}", 422, "bad_request")
+            for name in ["count", "rated"]
+            for value in ["1", "0", "yes", "no", "on", "off", "t", "f", "True", "FALSE", ""]
+        ),
+        ("/api/games/1?positions=1", 422, "bad_request"),
+        ("/api/games/export?max=1.0", 422, "bad_request"),
+        ("/api/players/root/games?min_plies=0.0", 422, "bad_request"),
+        ("/api/players/root/games?limit=true", 422, "bad_request"),
+        ("/api/admin/users?offset=0.0", 422, "bad_request"),
+        ("/api/admin/users?limit=10.0", 422, "bad_request"),
+        ("/api/admin/users?banned=1", 422, "bad_request"),
+        ("/api/admin/tables?room=1.0", 422, "bad_request"),
+        ("/api/admin/tables?room=true", 422, "bad_request"),
+        ("/api/admin/audit?limit=5.0", 422, "bad_request"),
+        *(
+            (f"/api/games?status={value}", 422, "bad_request")
+            for value in ["", "Playing", "PLAYING", "true", "1", "playing%20", "live"]
+        ),
+        # Dates are ISO 8601: a number is not read as seconds since 1970.
+        ("/api/games?since=0", 422, "bad_request"),
+        ("/api/games?until=1700000000", 422, "bad_request"),
+        ("/api/games?since=20260101", 422, "bad_request"),
+        ("/api/admin/audit?since=1700000000", 422, "bad_request"),
+        ("/api/admin/audit?until=0", 422, "bad_request"),
+        ("/api/admin/audit?since=1.5", 422, "bad_request"),
     ],
 )
 async def test_malformed_query_parameters_are_refused(
@@ -150,6 +195,34 @@ NESTED = '{"reason":' * 3000 + '"x"' + "}" * 3000
         ("POST", "/api/admin/users/{user}/ban", {"reason": "x\x00y"}),
         ("POST", "/api/admin/users/{user}/ban", {"reason": "\t\n"}),
         ("POST", "/api/admin/users/{user}/ban", b"x" * 2_000_000),
+        # Wrong JSON types are refused, not converted (room 1 exists: a kick from it would pass).
+        *(
+            ("PATCH", "/api/admin/rooms/1", change)
+            for change in [
+                {"table_limit": True},
+                {"table_limit": "7"},
+                {"table_limit": 7.0},
+                {"open": 0},
+                {"listed": "false"},
+                {"clock": {"base": "300"}},
+                {"clock": {"base": 300.0}},
+                {"clock": {"base": 300, "increment": True}},
+                {"name": 5},
+                {"listed": True, "reason": 1},
+            ]
+        ),
+        ("POST", "/api/admin/rooms", {"slug": "zz", "name": "n", "variant": "english", "open": 1}),
+        (
+            "POST",
+            "/api/admin/rooms",
+            {"slug": "zz", "name": "n", "variant": "english", "table_limit": "5"},
+        ),
+        ("POST", "/api/admin/rooms/1/close", {"reason": "x", "result": 1}),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": "ok", "room": 1.0}),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": "ok", "room": True}),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": "ok", "room": "1"}),
+        ("POST", "/api/admin/users/{user}/kick", {"reason": True}),
+        ("POST", "/api/auth/login", {"name": "root", "password": True}),
     ],
 )
 async def test_malformed_bodies_are_refused_and_change_nothing(

@@ -80,6 +80,8 @@ async def game_state(served: Served, table: int) -> dict[str, Any]:
 
 
 BAD_IDS: list[Any] = [-1, 0, MAX_ID + 1, 2**64, "abc", "1e3", 1.5, None, [1], {"id": 1}]
+# Values pydantic's lax mode would read as the id 1 (or 0, or 67): no coercion, each is refused.
+COERCIBLE_IDS: list[Any] = [True, False, "1", "67", 1.0, 67.0]
 TABLE_KINDS = ["sit", "leave", "watch", "unwatch", "rematch", "chat"]
 GAME_KINDS = ["move", "resign", "draw_offer", "draw_accept", "draw_decline", "abort", "claim_win"]
 
@@ -116,12 +118,12 @@ FRAMES: dict[str, list[Case]] = {
         *(
             ({"type": kind, "table": bad, "text": "hi"}, "bad_message")
             for kind in TABLE_KINDS
-            for bad in BAD_IDS
+            for bad in BAD_IDS + COERCIBLE_IDS
         ),
         *(
             ({"type": kind, "game": bad, "move": "11-15", "ply": 0}, "bad_message")
             for kind in GAME_KINDS
-            for bad in BAD_IDS
+            for bad in BAD_IDS + COERCIBLE_IDS
         ),
         *(
             ({"type": kind, "table": MAX_ID, "text": "hi"}, "not_found")
@@ -136,6 +138,55 @@ FRAMES: dict[str, list[Case]] = {
         ({"type": "open", "room": MAX_ID}, "not_found"),
         ({"type": "open", "room": MAX_ID + 1}, "bad_message"),
         ({"type": "watch", "table": MAX_ID, "since": 2**70, "epoch": "x"}, "not_found"),
+    ],
+    "ill-typed fields": [
+        *(
+            ({"type": "move", "game": MAX_ID, "move": "11-15", "ply": ply}, "bad_message")
+            for ply in [True, False, "0", "1", 0.0, 1.0]
+        ),
+        *(
+            ({"type": "move", "game": MAX_ID, "move": move, "ply": 0}, "bad_message")
+            for move in [1115, True, {"from": 11}]
+        ),
+        *(
+            ({"type": "watch", "table": MAX_ID, "since": s}, "bad_message")
+            for s in [True, "1", 1.0]
+        ),
+        *(({"type": "watch", "table": MAX_ID, "epoch": e}, "bad_message") for e in [1, True, []]),
+        *(({"type": "sit", "table": MAX_ID, "invite": i}, "bad_message") for i in [1, False]),
+        *(({"type": "chat", "table": MAX_ID, "text": t}, "bad_message") for t in [1, True, ["hi"]]),
+        *(({"type": "ping", "t": t}, "bad_message") for t in [True, False, "1", [1], {"t": 1}]),
+        *(({"type": "ping", "ref": ref}, "bad_message") for ref in [True, False, 1.0, [1], {}]),
+        *(({"type": "open", "room": room}, "bad_message") for room in [True, False, 1.0, 2.0]),
+        *(
+            ({"type": "open", "room": "english-casual", "clock": clock}, "bad_message")
+            for clock in [
+                {"base": "300"},
+                {"base": 300.0},
+                {"base": True},
+                {"base": 300, "increment": False},
+                {"base": 300, "increment": "3"},
+                {"base": 300, "increment": 3.0},
+            ]
+        ),
+        *(
+            ({"type": "open", "room": "english-casual", key: value}, "bad_message")
+            for key, value in [
+                ("private", 1),
+                ("private", 0),
+                ("private", "true"),
+                ("variant", True),
+                ("colour", 1),
+                ("start_fen", True),
+            ]
+        ),
+    ],
+    "numbers where a number is meant": [
+        ({"type": "ping", "t": 5}, None),
+        ({"type": "ping", "t": -5.25}, None),
+        ({"type": "ping", "t": 0, "ref": 7}, None),
+        ({"type": "ping", "ref": "r-7"}, None),
+        ({"type": "watch", "table": MAX_ID, "since": 0}, "not_found"),
     ],
     "unprintable text": [
         ({"type": "open", "room": "english-casual\u0000"}, "bad_message"),
@@ -168,6 +219,30 @@ async def test_an_error_echoes_the_ref_when_it_can_be_read(
         assert (await answers(client, json.dumps(bad)))[0]["ref"] == "r-1"
         deep = '{"type": "move", "ref": 7, "game": ' + "[" * 1500 + "]" * 1500 + "}"
         assert "ref" not in (await answers(client, deep))[0]  # not readable: not echoed
+    assert failures(log) == []
+
+
+async def test_ill_typed_ids_and_plies_never_act(server: Served, log: list[LogRecord]) -> None:
+    """Booleans, strings and whole floats would name game 1 and ply 0 if read leniently."""
+    async with guest(server.url) as a, guest(server.url) as b:
+        match = await start_game(a, b)
+        assert match.id == 1 and match.ply == 0  # so that each coercion would hit this game
+        table = match.table["id"]
+        before = await game_state(server, table)
+        move = {"type": "move", "game": 1, "move": "11-15", "ply": 0}
+        await check(
+            a,
+            [
+                *(({"type": "resign", "game": game}, "bad_message") for game in [True, "1", 1.0]),
+                *(({"type": "abort", "game": game}, "bad_message") for game in [True, "1", 1.0]),
+                *((move | {"game": game}, "bad_message") for game in [True, "1", 1.0]),
+                *((move | {"ply": ply}, "bad_message") for ply in [False, "0", 0.0]),
+                ({"type": "draw_offer", "game": True}, "bad_message"),
+                ({"type": "leave", "table": float(table)}, "bad_message"),
+            ],
+        )
+        assert await game_state(server, table) == before
+        await match.play("11-15")  # the same move, well typed, is played
     assert failures(log) == []
 
 
@@ -388,6 +463,29 @@ async def test_a_flood_is_rate_limited_then_closed(db_url: str) -> None:
                 assert codes == {"rate_limited"}
                 assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
             assert failures(log) == []
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"\xff\xfe",
+        b'{"type": "ping", "t": 1, "ref": "\xc3"}',  # a sequence cut short
+        b'{"type": "chat", "table": 1, "text": "\xc0\xaf"}',  # an overlong "/"
+        b'{"type": "ping", "ref": "\xed\xa0\x80"}',  # a UTF-16 surrogate, encoded
+    ],
+)
+async def test_invalid_utf8_in_a_text_frame_closes_with_1007_quietly(
+    server: Served, log: list[LogRecord], payload: bytes
+) -> None:
+    async with guest(server.url) as client:
+        await client.ws.send(payload, text=True)
+        assert await closed_with(client) == 1007
+    async with guest(server.url) as client:  # the server is as it was
+        await client.send(type="ping", t=1)
+        await client.expect("pong", t=1)
+    assert failures(log) == []
+    noted = [(r.levelname, r.getMessage()) for r in log if "UTF-8" in r.getMessage()]
+    assert len(noted) == 1 and noted[0][0] == "WARNING" and "1007" in noted[0][1], noted
 
 
 @pytest.mark.parametrize("token", ["forged", "", "%00", "x" * 3000, "%E2%80%AE", "a%20b"])

@@ -1,4 +1,8 @@
-"""Requests and responses of the administration API (`/api/admin`)."""
+"""Requests and responses of the administration API (`/api/admin`).
+
+Requests are validated strictly (`strict=True`): a JSON value of the wrong type is 422, never
+converted (`true`, `"7"` or `7.0` are not the integer 7, `0` or `"false"` not a boolean).
+"""
 
 from __future__ import annotations
 
@@ -45,7 +49,7 @@ EndResult = Annotated[
 class Clock(BaseModel):
     """A Fischer time control in seconds."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     base: int = Field(ge=1, le=MAX_CLOCK_BASE_S, description="Time each player starts with.")
     increment: int = Field(
@@ -100,6 +104,7 @@ class RoomOut(BaseModel):
 class RoomCreate(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [
                 {
@@ -133,6 +138,7 @@ class RoomUpdate(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [
                 {"name": "English blitz (3+2)", "clock": {"base": 180, "increment": 2}},
@@ -166,6 +172,7 @@ class RoomUpdate(BaseModel):
 class CloseRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={"examples": [{"reason": "server maintenance", "result": "*"}]},
     )
 
@@ -174,7 +181,9 @@ class CloseRequest(BaseModel):
 
 
 class ReasonRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"reason": "..."}]})
+    model_config = ConfigDict(
+        extra="forbid", strict=True, json_schema_extra={"examples": [{"reason": "..."}]}
+    )
 
     reason: Reason
 
@@ -182,6 +191,7 @@ class ReasonRequest(BaseModel):
 class AdjudicateRequest(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [{"result": "1/2-1/2", "reason": "position is a book draw; both agreed"}]
         },
@@ -196,6 +206,7 @@ class KickRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={
             "examples": [
                 {"reason": "abusive chat", "table": 7, "result": "0-1"},

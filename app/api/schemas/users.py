@@ -17,6 +17,8 @@ UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
 class Credentials(BaseModel):
     """A name and password; the rules for new accounts are checked by the service."""
 
+    model_config = ConfigDict(strict=True)  # a JSON value of another type is 422, not converted
+
     name: str = Field(
         min_length=1, max_length=64, pattern=NAME_PATTERN, examples=["marion_tinsley"]
     )
