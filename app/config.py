@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "dev-insecure-secret-key-change-me"
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@lru_cache(maxsize=16)
+def networks(spec: str) -> tuple[Network, ...] | None:
+    """Comma-separated addresses or networks (`10.0.0.0/8`, `::1`); None for "*" (any)."""
+    items = [item.strip() for item in spec.split(",") if item.strip()]
+    if "*" in items:
+        return None
+    try:
+        return tuple(ipaddress.ip_network(item, strict=False) for item in items)
+    except ValueError as exc:
+        raise ValueError(f"not an address or network: {exc}") from None
 
 
 class Settings(BaseSettings):
@@ -50,6 +65,26 @@ class Settings(BaseSettings):
         if self.environment == "production" and self.secret_key == DEFAULT_SECRET_KEY:
             raise ValueError("SECRET_KEY must be set to a private value outside development")
         return self
+
+    # Exposure limits: websocket connection caps, API docs, metrics scraping.
+    ws_max_per_ip: Annotated[int, Field(ge=0)] = 100  # open sockets per client address; 0: no cap
+    ws_max_per_user: Annotated[int, Field(ge=0)] = 10  # open sockets per signed-in user; 0: no cap
+    # Open sockets per process; unset: derived from the open-file limit (app/realtime/limits.py).
+    ws_max_connections: Annotated[int, Field(ge=1)] | None = None
+    # /docs, /redoc and /openapi.json; unset: served except in production.
+    api_docs: bool | None = None
+    # Who may read /metrics: comma-separated addresses or networks, or "*" for everyone.
+    metrics_allow: str = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+
+    @property
+    def api_docs_served(self) -> bool:
+        return self.api_docs if self.api_docs is not None else self.environment != "production"
+
+    @field_validator("metrics_allow")
+    @classmethod
+    def _valid_networks(cls, value: str) -> str:
+        networks(value)  # a typo fails at start, naming the bad entry
+        return value
 
 
 @lru_cache

@@ -17,8 +17,10 @@ from app.api.errors import install_error_handlers
 from app.broker import create_broker
 from app.config import Settings, get_settings
 from app.db.engine import Database
+from app.headers import SecurityHeadersMiddleware
 from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
+from app.realtime import limits
 from app.realtime.invalid_utf8 import quiet_invalid_utf8
 
 LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -76,15 +78,28 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app; `settings` defaults to the environment's (tests pass their own)."""
+    settings = settings or get_settings()
+    docs = settings.api_docs_served  # API_DOCS: /docs, /redoc and /openapi.json, or none
     app = FastAPI(
         title="Checkers server",
         version=__version__,
         summary="English draughts and American pool checkers, live over websockets.",
         lifespan=lifespan,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
+        openapi_url="/openapi.json" if docs else None,
     )
-    app.state.settings = settings or get_settings()
+    app.state.settings = settings
     install_error_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)
+    app.add_middleware(SecurityHeadersMiddleware)
+    open_files = limits.raise_open_file_limit()
+    app.state.ws_gate = limits.ConnectionGate(
+        limits.max_connections(settings.ws_max_connections, open_files),
+        settings.ws_max_per_ip,
+        open_files,
+    )
+    app.add_middleware(limits.ConnectionCapMiddleware, gate=app.state.ws_gate)
 
     # Routers: one include line per module of app/api and app/realtime.
     app.include_router(health.router)

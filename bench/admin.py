@@ -89,6 +89,8 @@ async def bench(args: argparse.Namespace) -> None:
         "ENVIRONMENT": "development",
         "LOG_LEVEL": "warning",
         "PYTHONPATH": str(ROOT),
+        # Every bot connects from this host: no cap per address.
+        "WS_MAX_PER_IP": "0",
     }
     env.pop("REDIS_URL", None)
     serve = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]

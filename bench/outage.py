@@ -166,6 +166,8 @@ async def bench(args: argparse.Namespace) -> None:
         "ENVIRONMENT": "development",
         "LOG_LEVEL": "error",
         "PYTHONPATH": str(ROOT),
+        # Every bot connects from this host: no cap per address.
+        "WS_MAX_PER_IP": "0",
     }
     migrate = [sys.executable, "-m", "app.cli", "migrate"]
     await asyncio.to_thread(

@@ -423,6 +423,8 @@ async def servers(
         "ENVIRONMENT": "development",
         "LOG_LEVEL": "warning",
         "PYTHONPATH": str(ROOT),
+        # Every bot connects from this host: no cap per address.
+        "WS_MAX_PER_IP": "0",
         # Bots answer within a millisecond; the per-connection limit is set for people.
         "WS_MESSAGES_PER_SECOND": "1000",
     }

@@ -125,6 +125,8 @@ async def main() -> None:
             "ENVIRONMENT": "development",
             "LOG_LEVEL": "warning",
             "PYTHONPATH": str(ROOT),
+            # Every bot connects from this host: no cap per address.
+            "WS_MAX_PER_IP": "0",
         }
         env.pop("REDIS_URL", None)
         await asyncio.to_thread(

@@ -14,6 +14,12 @@ from app.main import create_app
 from tests.conftest import PrivateRedis, free_port, make_settings
 
 
+def dependencies(response: httpx.Response) -> dict[str, str]:
+    """What `/healthz` says of the server and its dependencies (leaving out its load)."""
+    body = response.json()
+    return {key: body[key] for key in ("status", "database", "broker")}
+
+
 def client_for(app: FastAPI) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
 
@@ -21,7 +27,7 @@ def client_for(app: FastAPI) -> httpx.AsyncClient:
 async def test_healthy(client: httpx.AsyncClient) -> None:
     response = await client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
+    assert dependencies(response) == {"status": "ok", "database": "ok", "broker": "ok"}
 
 
 async def test_unusable_database_is_reported(settings: Settings, tmp_path: Path) -> None:
@@ -41,7 +47,7 @@ async def test_unusable_database_is_reported(settings: Settings, tmp_path: Path)
             await app.state.db.dispose()
             app.state.db = working
     assert response.status_code == 503
-    assert response.json() == {"status": "down", "database": "down", "broker": "ok"}
+    assert dependencies(response) == {"status": "down", "database": "down", "broker": "ok"}
 
 
 async def test_redis_going_away_is_reported(db_url: str, private_redis: PrivateRedis) -> None:
@@ -51,7 +57,7 @@ async def test_redis_going_away_is_reported(db_url: str, private_redis: PrivateR
         await private_redis.stop()
         response = await client.get("/healthz")
         assert response.status_code == 503
-        assert response.json() == {"status": "down", "database": "ok", "broker": "down"}
+        assert dependencies(response) == {"status": "down", "database": "ok", "broker": "down"}
         await private_redis.start()
         assert (await client.get("/healthz")).status_code == 200
 

@@ -87,7 +87,8 @@ def test_app_environment_is_valid_production_settings(compose: dict[str, Any]) -
     # Every variable the app gets is a setting (a typo would be silently ignored).
     assert {key.lower() for key in env} <= set(Settings.model_fields)
 
-    values = {k: interpolate(str(v), {"SECRET_KEY": "s3cret" * 8}) for k, v in env.items()}
+    secrets = {"SECRET_KEY": "s3cret" * 8, "POSTGRES_PASSWORD": "pg-s3cret"}
+    values = {k: interpolate(str(v), secrets) for k, v in env.items()}
     settings = Settings(**{k.lower(): v for k, v in values.items()}, _env_file=None)
     assert settings.environment == "production"
     assert settings.broker_url == "redis://redis:6379/0"
@@ -98,12 +99,24 @@ def test_app_environment_is_valid_production_settings(compose: dict[str, Any]) -
     assert database.host == "postgres"
     assert database.username == postgres["POSTGRES_USER"]
     assert database.database == postgres["POSTGRES_DB"]
-    assert database.password == interpolate(postgres["POSTGRES_PASSWORD"], {})
+    assert database.password == interpolate(postgres["POSTGRES_PASSWORD"], secrets)
+    assert database.password == "pg-s3cret"
 
 
 def test_secret_key_must_be_supplied(compose: dict[str, Any]) -> None:
     with pytest.raises(KeyError, match="SECRET_KEY"):
         interpolate(compose["services"]["app"]["environment"]["SECRET_KEY"], {})
+
+
+def test_database_password_must_be_supplied(compose: dict[str, Any]) -> None:
+    """No password to fall back on: compose refuses to start without POSTGRES_PASSWORD."""
+    services = compose["services"]
+    for value in (
+        services["postgres"]["environment"]["POSTGRES_PASSWORD"],
+        services["app"]["environment"]["DATABASE_URL"],
+    ):
+        with pytest.raises(KeyError, match="POSTGRES_PASSWORD"):
+            interpolate(value, {"SECRET_KEY": "s3cret" * 8})
 
 
 def test_image_is_slim_python_311(dockerfile: list[tuple[str, str]]) -> None:

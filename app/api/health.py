@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from typing import Literal
 
@@ -12,8 +13,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 from sqlalchemy import text
 
+from app.api.errors import ApiError
 from app.broker import Broker
+from app.config import networks
 from app.db.engine import Database
+from app.realtime.limits import ConnectionGate
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +28,21 @@ CHECK_TIMEOUT_SECONDS = 3.0
 Status = Literal["ok", "down"]
 
 
+class Websockets(BaseModel):
+    """This process's sockets against its cap: `open` near `limit` means new ones are refused."""
+
+    open: int
+    limit: int  # WS_MAX_CONNECTIONS, or derived from the open-file limit
+    open_file_limit: int  # RLIMIT_NOFILE after raising it to the hard limit
+
+
 class Health(BaseModel):
     """`status` is ok only if every dependency answered."""
 
     status: Status
     database: Status
     broker: Status
+    websockets: Websockets
 
 
 async def database_ok(db: Database) -> bool:
@@ -60,14 +73,35 @@ async def healthz(request: Request) -> JSONResponse:
     database, broker = await asyncio.gather(
         database_ok(request.app.state.db), broker_ok(request.app.state.broker)
     )
+    gate: ConnectionGate = request.app.state.ws_gate
     body = Health(
         status="ok" if database and broker else "down",
         database="ok" if database else "down",
         broker="ok" if broker else "down",
+        websockets=Websockets(
+            open=gate.open, limit=gate.max_connections, open_file_limit=gate.open_files
+        ),
     )
     return JSONResponse(body.model_dump(), status_code=200 if body.status == "ok" else 503)
 
 
 @router.get("/metrics", response_class=Response, include_in_schema=False)
-async def metrics() -> Response:
+async def metrics(request: Request) -> Response:
+    """Prometheus text, for the addresses METRICS_ALLOW lists (403 `forbidden` for others):
+    the figures (load, logins, errors) help whoever plans an attack."""
+    if not _may_scrape(request):
+        raise ApiError(403, "forbidden", "metrics are not served to this address (METRICS_ALLOW)")
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+
+def _may_scrape(request: Request) -> bool:
+    allowed = networks(request.app.state.settings.metrics_allow)
+    if allowed is None:
+        return True
+    if request.client is None:
+        return False
+    try:
+        address = ipaddress.ip_address(request.client.host)
+    except ValueError:  # not an address (an in-process test client's "testclient")
+        return False
+    return any(address in network for network in allowed)

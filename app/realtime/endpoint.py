@@ -38,6 +38,7 @@ from app.realtime.connections import (
     ConnectionState,
 )
 from app.realtime.hub import Hub
+from app.realtime.limits import TooManyConnections
 from app.services import accounts, decisions, games, presence, tables
 from app.services.admin import MoveRate
 from app.services.heartbeat import Heartbeat, Load
@@ -149,6 +150,10 @@ async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> 
     try:
         try:
             playing = await hub.connect(conn)
+        except TooManyConnections as exc:  # WS_MAX_PER_USER
+            conn.error("too_many_connections", str(exc))
+            conn.close(CLOSE_TRY_AGAIN, str(exc))
+            return
         except Exception:
             logger.warning("cannot serve a websocket: database unavailable", exc_info=True)
             conn.close(CLOSE_TRY_AGAIN, "the database is unavailable; try again later")

@@ -30,6 +30,7 @@ from app.realtime.connections import (
     Connection,
     ConnectionState,
 )
+from app.realtime.limits import OncePerInterval, TooManyConnections
 from app.services import games, presence, tables
 from app.services.live import (
     CONTROL_CHANNEL,
@@ -87,6 +88,8 @@ class Hub:
         self.connections: set[Connection] = set()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
+        self.max_per_user: int = live.settings.ws_max_per_user  # 0: no cap
+        self._log_refusal = OncePerInterval()
         live.count_spectators = self.count_spectators
         live.deliver = self.deliver
         live.connected_here = self.users.__contains__
@@ -158,7 +161,9 @@ class Hub:
     # --- connections ---------------------------------------------------------------------
 
     async def connect(self, conn: Connection) -> list[dict[str, int]]:
-        """Serve a new connection; returns the user's games in progress (it is back in them)."""
+        """Serve a new connection; returns the user's games in progress (it is back in them).
+        Raises TooManyConnections, without serving it, if its user holds `max_per_user`."""
+        self._check_user_cap(conn)
         self.connections.add(conn)
         WS_CONNECTIONS.inc()
         if conn.user is None:
@@ -168,6 +173,21 @@ class Hub:
         if first:
             await presence.connected(self.live, conn.user)
         return await games.playing_for(self.live, conn.user.id)
+
+    def _check_user_cap(self, conn: Connection) -> None:
+        """Counted here, where a connection meets its user, whatever authenticated it."""
+        if conn.user is None or not self.max_per_user:
+            return
+        held = len(self.users.get(conn.user.id, ()))
+        if held < self.max_per_user:
+            return
+        if self._log_refusal(conn.user.id):
+            logger.warning(
+                "websocket refused: user %d holds %d sockets, the cap (WS_MAX_PER_USER)",
+                conn.user.id,
+                held,
+            )
+        raise TooManyConnections(self.max_per_user)
 
     async def disconnect(self, conn: Connection) -> None:
         await conn.finish()
