@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import PositiveInt, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "dev-insecure-secret-key-change-me"
@@ -39,6 +39,16 @@ class Settings(BaseSettings):
     # How often each process compares its tables with the event log (catching up rings lost
     # with the broker), flags clocks that ran out and stands up players who did not come back.
     sweep_seconds: float = 1.0
+
+    # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
+    # login_max_failures, in login_window_seconds, above).
+    login_address_max_failures: PositiveInt = 20  # per address across names, per window
+    login_name_max_failures: PositiveInt = 20  # per name across addresses, per window
+    login_lockout_max_seconds: PositiveInt = 86400  # the longest a locked pair waits
+    registrations_per_address: PositiveInt = 5  # per accounts_window_seconds
+    guests_per_address: PositiveInt = 10  # per accounts_window_seconds
+    accounts_window_seconds: PositiveInt = 3600
+    tables_per_user: PositiveInt = 3  # open tables a user hosts, across all rooms
 
     @property
     def broker_url(self) -> str:

@@ -89,6 +89,7 @@ async def bench(args: argparse.Namespace) -> None:
         "ENVIRONMENT": "development",
         "LOG_LEVEL": "warning",
         "PYTHONPATH": str(ROOT),
+        "GUESTS_PER_ADDRESS": "1000000",  # every bot comes from this host
     }
     env.pop("REDIS_URL", None)
     serve = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]

@@ -166,6 +166,7 @@ async def bench(args: argparse.Namespace) -> None:
         "ENVIRONMENT": "development",
         "LOG_LEVEL": "error",
         "PYTHONPATH": str(ROOT),
+        "GUESTS_PER_ADDRESS": "1000000",  # every bot comes from this host
     }
     migrate = [sys.executable, "-m", "app.cli", "migrate"]
     await asyncio.to_thread(

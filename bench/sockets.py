@@ -125,6 +125,7 @@ async def main() -> None:
             "ENVIRONMENT": "development",
             "LOG_LEVEL": "warning",
             "PYTHONPATH": str(ROOT),
+            "GUESTS_PER_ADDRESS": "1000000",  # every bot comes from this host
         }
         env.pop("REDIS_URL", None)
         await asyncio.to_thread(
