@@ -6,7 +6,7 @@ import ipaddress
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "dev-insecure-secret-key-change-me"
@@ -55,16 +55,15 @@ class Settings(BaseSettings):
     # with the broker), flags clocks that ran out and stands up players who did not come back.
     sweep_seconds: float = 1.0
 
-    @property
-    def broker_url(self) -> str:
-        """`memory://` unless Redis is configured."""
-        return self.redis_url or "memory://"
-
-    @model_validator(mode="after")
-    def _refuse_unsafe_defaults(self) -> Settings:
-        if self.environment == "production" and self.secret_key == DEFAULT_SECRET_KEY:
-            raise ValueError("SECRET_KEY must be set to a private value outside development")
-        return self
+    # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
+    # login_max_failures, in login_window_seconds, above).
+    login_address_max_failures: PositiveInt = 20  # per address across names, per window
+    login_name_max_failures: PositiveInt = 20  # per name across addresses, per window
+    login_lockout_max_seconds: PositiveInt = 86400  # the longest a locked pair waits
+    registrations_per_address: PositiveInt = 5  # per accounts_window_seconds
+    guests_per_address: PositiveInt = 10  # per accounts_window_seconds
+    accounts_window_seconds: PositiveInt = 3600
+    tables_per_user: PositiveInt = 3  # open tables a user hosts, across all rooms
 
     # Exposure limits: websocket connection caps, API docs, metrics scraping.
     ws_max_per_ip: Annotated[int, Field(ge=0)] = 100  # open sockets per client address; 0: no cap
@@ -75,6 +74,17 @@ class Settings(BaseSettings):
     api_docs: bool | None = None
     # Who may read /metrics: comma-separated addresses or networks, or "*" for everyone.
     metrics_allow: str = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+
+    @property
+    def broker_url(self) -> str:
+        """`memory://` unless Redis is configured."""
+        return self.redis_url or "memory://"
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_defaults(self) -> Settings:
+        if self.environment == "production" and self.secret_key == DEFAULT_SECRET_KEY:
+            raise ValueError("SECRET_KEY must be set to a private value outside development")
+        return self
 
     @property
     def api_docs_served(self) -> bool:

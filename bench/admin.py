@@ -91,6 +91,7 @@ async def bench(args: argparse.Namespace) -> None:
         "PYTHONPATH": str(ROOT),
         # Every bot connects from this host: no cap per address.
         "WS_MAX_PER_IP": "0",
+        "GUESTS_PER_ADDRESS": "1000000",  # every bot comes from this host
     }
     env.pop("REDIS_URL", None)
     serve = [sys.executable, "-m", "app.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
 from app.api.deps import BearerDep, CurrentUser, SessionDep, SettingsDep
 from app.api.errors import ApiError, ErrorBody
@@ -26,7 +26,16 @@ _STATUS: dict[type[accounts.AccountError], int] = {
     accounts.BadCredentials: 401,
     accounts.Banned: 403,
     accounts.TooManyFailures: 429,
+    accounts.TooManyAccounts: 429,
 }
+THROTTLED = {"model": ErrorBody, "description": "too many attempts; see Retry-After"}
+
+
+def client_address(request: Request) -> str:
+    """The client's address as uvicorn gives it: from X-Forwarded-For only when the request came
+    through a proxy of `forwarded_allow_ips`, so clients cannot choose the address they count
+    against."""
+    return request.client.host if request.client is not None else "unknown"
 
 
 @contextmanager
@@ -36,7 +45,7 @@ def account_errors() -> Iterator[None]:
         yield
     except accounts.AccountError as exc:
         headers = None
-        if isinstance(exc, accounts.TooManyFailures):
+        if isinstance(exc, accounts.Throttled):
             headers = {"Retry-After": str(exc.retry_after)}
         raise ApiError(_STATUS.get(type(exc), 400), exc.code, str(exc), headers) from exc
 
@@ -52,12 +61,17 @@ def _token(login: Login) -> TokenPublic:
 @router.post(
     "/register",
     status_code=status.HTTP_201_CREATED,
-    responses={409: {"model": ErrorBody}, 422: {"model": ErrorBody}},
+    responses={409: {"model": ErrorBody}, 422: {"model": ErrorBody}, 429: THROTTLED},
 )
-async def register(body: Credentials, session: SessionDep, settings: SettingsDep) -> TokenPublic:
-    """Create an account (name: 3-20 of `A-Z a-z 0-9 _ -`; password: 8+ characters, not common)."""
+async def register(
+    body: Credentials, request: Request, session: SessionDep, settings: SettingsDep
+) -> TokenPublic:
+    """Create an account (name: 3-20 of `A-Z a-z 0-9 _ -`, not reserved; password: 8+
+    characters, not common); at most `registrations_per_address` per
+    `accounts_window_seconds` from one address."""
+    address = client_address(request)
     with account_errors():
-        return _token(await accounts.register(session, settings, body.name, body.password))
+        return _token(await accounts.register(session, settings, body.name, body.password, address))
 
 
 @router.post(
@@ -65,18 +79,23 @@ async def register(body: Credentials, session: SessionDep, settings: SettingsDep
     responses={
         401: {"model": ErrorBody},
         403: {"model": ErrorBody, "description": "banned; the message gives the reason"},
-        429: {"model": ErrorBody, "description": "too many failures; see Retry-After"},
+        429: THROTTLED,
     },
 )
-async def login(body: Credentials, session: SessionDep, settings: SettingsDep) -> TokenPublic:
+async def login(
+    body: Credentials, request: Request, session: SessionDep, settings: SettingsDep
+) -> TokenPublic:
+    address = client_address(request)
     with account_errors():
-        return _token(await accounts.log_in(session, settings, body.name, body.password))
+        return _token(await accounts.log_in(session, settings, body.name, body.password, address))
 
 
-@router.post("/guest", status_code=status.HTTP_201_CREATED)
-async def guest(session: SessionDep, settings: SettingsDep) -> TokenPublic:
-    """Play without registering, under a generated name such as `guest-7f3a2c`."""
-    return _token(await accounts.start_guest(session, settings))
+@router.post("/guest", status_code=status.HTTP_201_CREATED, responses={429: THROTTLED})
+async def guest(request: Request, session: SessionDep, settings: SettingsDep) -> TokenPublic:
+    """Play without registering, under a generated name such as `guest-7f3a2c`; at most
+    `guests_per_address` per `accounts_window_seconds` from one address."""
+    with account_errors():
+        return _token(await accounts.start_guest(session, settings, client_address(request)))
 
 
 @router.post(

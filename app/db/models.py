@@ -10,6 +10,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -71,14 +72,20 @@ class AuthToken(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class LoginFailure(Base):
-    """A failed log-in, kept for throttling repeated attempts on one name."""
+class RateLimit(Base):
+    """One counter of `app.services.limits`: failed log-ins of an address, a name or a pair of
+    both, or the accounts an address created. Kept in the database so that every server
+    process counts the same attempts; deleted once `expires_at` has passed.
+    """
 
-    __tablename__ = "login_failures"
+    __tablename__ = "rate_limits"
 
-    id: Mapped[int] = mapped_column(BigId, primary_key=True)
-    name: Mapped[str] = mapped_column(String(64), index=True)
-    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    key: Mapped[str] = mapped_column(String(160), primary_key=True)  # e.g. "login-address:1.2.3.4"
+    hits: Mapped[float] = mapped_column(Float, default=0.0)
+    at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # of the latest hit
+    # A (name, address) pair that logged in successfully: not delayed when the name is attacked.
+    trusted_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
 
 
 class Room(Base):

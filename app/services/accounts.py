@@ -1,21 +1,19 @@
 """Accounts: registration, log-in with throttling, guests, bearer tokens, admins.
 
 Tokens are random strings handed to the client once; only their SHA-256 is stored, so a leaked
-database does not let anyone act as a player. Failed log-ins are counted per name (whether or not
-the account exists, so the throttle reveals nothing) in `login_failures`.
+database does not let anyone act as a player. Log-ins, registrations and guests are limited per
+client address (and log-ins per name too) by `app.services.limits`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
 import re
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -24,15 +22,26 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.models import AuthToken, LoginFailure, User, utcnow
+from app.db.models import AuthToken, User, utcnow
 from app.metrics import LOGINS
+from app.services import limits
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{3,20}")
 GUEST_PREFIX = "guest-"
 PASSWORD_MIN_LENGTH = 8
 PASSWORD_MIN_DISTINCT = 4  # "aaaaaaaa", "abababab" and the like are refused
 MAX_TOKEN_LENGTH = 128
-FAILURE_KEY_LENGTH = 64  # login_failures.name
+
+# Names that would pass for the site's own voice, refused to new accounts (existing ones keep
+# theirs), compared after `reserved_form`: so "Admin", "ad-min" and "admin_2" are refused too.
+RESERVED_NAMES = frozenset(
+    {
+        "admin", "administrator", "root", "system", "sysop", "moderator", "mod", "staff",
+        "support", "help", "helpdesk", "official", "owner", "operator", "superuser", "security",
+        "webmaster", "postmaster", "hostmaster", "checkers", "draughts", "server", "null",
+        "none", "nil", "undefined", "anonymous", "anon", "guest", "unknown", "everyone",
+    }
+)  # fmt: skip
 
 # The most common passwords of at least eight characters, plus this site's obvious guesses.
 COMMON_PASSWORDS = frozenset(
@@ -85,12 +94,26 @@ class Banned(AccountError):
         super().__init__(f"this account is banned: {reason or 'no reason given'}")
 
 
-class TooManyFailures(AccountError):
+class Throttled(AccountError):
+    """Refused for now; `retry_after` seconds later it may succeed."""
+
+    def __init__(self, retry_after: int, message: str) -> None:
+        self.retry_after = retry_after
+        super().__init__(f"{message}; retry in {retry_after} s")
+
+
+class TooManyFailures(Throttled):
     code = "too_many_attempts"
 
     def __init__(self, retry_after: int) -> None:
-        self.retry_after = retry_after
-        super().__init__(f"too many failed log-ins for this name; retry in {retry_after} s")
+        super().__init__(retry_after, "too many failed log-ins")
+
+
+class TooManyAccounts(Throttled):
+    code = "too_many_accounts"
+
+    def __init__(self, retry_after: int, kind: str) -> None:
+        super().__init__(retry_after, f"too many new {kind} accounts from your address")
 
 
 @dataclass(frozen=True)
@@ -117,6 +140,16 @@ def validate_name(name: str) -> str:
     if name.lower().startswith(GUEST_PREFIX):
         raise InvalidName(f"names starting with {GUEST_PREFIX!r} are kept for guests")
     return name
+
+
+def reserved_form(name: str) -> str:
+    """The name as compared with RESERVED_NAMES: lower case, no '_' or '-', no trailing digits."""
+    return name.lower().replace("_", "").replace("-", "").rstrip("0123456789")
+
+
+def check_not_reserved(name: str) -> None:
+    if reserved_form(name) in RESERVED_NAMES:
+        raise InvalidName(f"the name {name!r} is reserved")
 
 
 def check_password(password: str, name: str) -> None:
@@ -149,12 +182,6 @@ async def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
-@cache
-def _decoy_hash() -> str:
-    """Verified against when the name is unknown, so both cases take the same time."""
-    return password_hasher.hash(secrets.token_urlsafe(16))
-
-
 async def find_user(session: AsyncSession, name: str) -> User | None:
     """The account with this name, ignoring case (names are unique regardless of case).
 
@@ -174,13 +201,33 @@ async def _issue_token(session: AsyncSession, settings: Settings, user: User) ->
     return Login(user=user, token=token, expires_at=expires_at)
 
 
-async def register(session: AsyncSession, settings: Settings, name: str, password: str) -> Login:
-    """Create a player account and log it in, in one transaction."""
+def _accounts_bucket(settings: Settings, capacity: int) -> limits.Bucket:
+    return limits.Bucket(capacity, settings.accounts_window_seconds)
+
+
+async def register(
+    session: AsyncSession,
+    settings: Settings,
+    name: str,
+    password: str,
+    address: str | None = None,
+) -> Login:
+    """Create a player account and log it in, in one transaction.
+
+    At most `registrations_per_address` accounts per `accounts_window_seconds` from one client
+    `address` (None: a local caller, not limited); refused names do not count.
+    """
     validate_name(name)
+    check_not_reserved(name)
     check_password(password, name)
     if await find_user(session, name) is not None:
         raise NameTaken(f"the name {name!r} is taken")
     await session.commit()  # hold no transaction (on SQLite: the write lock) while hashing
+    if address is not None:
+        bucket = _accounts_bucket(settings, settings.registrations_per_address)
+        retry_after = await limits.take(session, "register", address, bucket)
+        if retry_after is not None:
+            raise TooManyAccounts(retry_after, "player")
     password_hash = await hash_password(password)
     user = User(name=name, password_hash=password_hash, kind="registered", last_seen_at=utcnow())
     session.add(user)
@@ -190,13 +237,24 @@ async def register(session: AsyncSession, settings: Settings, name: str, passwor
         await session.commit()
     except IntegrityError as exc:  # the same name registered concurrently
         await session.rollback()
+        if address is not None:
+            bucket = _accounts_bucket(settings, settings.registrations_per_address)
+            await limits.give_back(session, "register", address, bucket)
         raise NameTaken(f"the name {name!r} is taken") from exc
     LOGINS.labels("registered").inc()
     return login
 
 
-async def start_guest(session: AsyncSession, settings: Settings) -> Login:
-    """A passwordless account named like `guest-7f3a2c`, usable until its token expires."""
+async def start_guest(session: AsyncSession, settings: Settings, address: str) -> Login:
+    """A passwordless account named like `guest-7f3a2c`, usable until its token expires.
+
+    At most `guests_per_address` per `accounts_window_seconds` from one client `address`:
+    each guest may host tables, so unlimited guests would let one person fill a room.
+    """
+    bucket = _accounts_bucket(settings, settings.guests_per_address)
+    retry_after = await limits.take(session, "guest", address, bucket)
+    if retry_after is not None:
+        raise TooManyAccounts(retry_after, "guest")
     for _ in range(5):
         name = GUEST_PREFIX + secrets.token_hex(3)
         if await find_user(session, name) is not None:
@@ -215,60 +273,39 @@ async def start_guest(session: AsyncSession, settings: Settings) -> Login:
     raise RuntimeError("could not draw a free guest name")
 
 
-async def _retry_after(session: AsyncSession, settings: Settings, key: str) -> int | None:
-    """Seconds until another attempt on `key` is allowed, or None if one is allowed now."""
-    now = utcnow()
-    window = timedelta(seconds=settings.login_window_seconds)
-    recent = (
-        await session.scalars(
-            select(LoginFailure.at)
-            .where(LoginFailure.name == key, LoginFailure.at > now - window)
-            .order_by(LoginFailure.at)
-        )
-    ).all()
-    if len(recent) < settings.login_max_failures:
-        return None
-    # Allowed again once enough of the recent failures have left the window.
-    frees_at = as_utc(recent[len(recent) - settings.login_max_failures]) + window
-    return max(1, math.ceil((frees_at - now).total_seconds()))
+async def log_in(
+    session: AsyncSession, settings: Settings, name: str, password: str, address: str
+) -> Login:
+    """Check the password and issue a token; refused to banned accounts.
 
-
-async def _record_failure(session: AsyncSession, settings: Settings, key: str) -> None:
-    cutoff = utcnow() - timedelta(seconds=settings.login_window_seconds)
-    await session.execute(
-        delete(LoginFailure).where(LoginFailure.name == key, LoginFailure.at <= cutoff)
-    )
-    session.add(LoginFailure(name=key))
-    await session.commit()
-
-
-async def log_in(session: AsyncSession, settings: Settings, name: str, password: str) -> Login:
-    """Check the password and issue a token; throttled per name, refused to banned accounts."""
-    key = name.lower()[:FAILURE_KEY_LENGTH]
-    retry_after = await _retry_after(session, settings, key)
+    Limited per client `address` and name by `limits.reserve_login`, which counts the attempt
+    as failed before the password is checked (so concurrent guesses cannot exceed the limits);
+    a successful log-in takes that back.
+    """
+    retry_after = await limits.reserve_login(session, settings, name, address)
     if retry_after is not None:
         LOGINS.labels("throttled").inc()
         raise TooManyFailures(retry_after)
     user = await find_user(session, name)
     await session.commit()  # hold no transaction (on SQLite: the write lock) while hashing
-    if user is None or user.password_hash is None:
-        decoy = await asyncio.get_running_loop().run_in_executor(_hash_pool, _decoy_hash)
-        await _verify(decoy, password)
-        ok = False
-    else:
+    # An unknown name (or a guest's, which has no password) is refused without a password
+    # check: names are public anyway (player pages list them), so answering faster reveals
+    # nothing secret, and a flood of made-up names cannot keep the Argon2 workers busy.
+    ok = False
+    if user is not None and user.password_hash is not None:
         ok = await _verify(user.password_hash, password)
     if not ok or user is None:
-        await _record_failure(session, settings, key)
         LOGINS.labels("bad_credentials").inc()
         raise BadCredentials("wrong name or password")
-    if user.banned:
-        LOGINS.labels("banned").inc()
-        raise Banned(user.ban_reason)
     if user.password_hash is not None and password_hasher.check_needs_rehash(user.password_hash):
         user.password_hash = await hash_password(password)
+    await limits.login_succeeded(session, settings, name, address)
+    if user.banned:
+        await session.commit()
+        LOGINS.labels("banned").inc()
+        raise Banned(user.ban_reason)
     now = utcnow()
     user.last_seen_at = now
-    await session.execute(delete(LoginFailure).where(LoginFailure.name == key))
     await session.execute(
         delete(AuthToken).where(AuthToken.user_id == user.id, AuthToken.expires_at <= now)
     )

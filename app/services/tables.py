@@ -17,7 +17,7 @@ from sqlalchemy import func, insert, or_, select, update
 
 from app.db import table_log
 from app.db.models import Game as GameRow
-from app.db.models import GameTable, Presence, Room
+from app.db.models import GameTable, Presence, Room, User
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, RulesError, get_variant
 from app.services import absences, events, games, heartbeat
@@ -33,7 +33,6 @@ from app.services.live import (
 from app.services.rooms import find_room, room_payload
 from app.timeutil import as_datetime
 
-MAX_WAITING_TABLES = 3
 MAX_CLOCK_BASE_S = 3 * 3600
 MAX_CLOCK_INCREMENT_S = 180
 COLOURS = ("black", "white", "random")
@@ -158,13 +157,18 @@ async def open_table(
             base, increment = room.clock_base_s, room.clock_increment_s
         else:
             base, increment = _parse_clock(clock)
-        waiting = await session.scalar(
+        # Across all rooms, so one user cannot fill rooms; the user's row is locked so that
+        # tables opened at once in different rooms (whose locks differ) count each other.
+        user_row = select(User.id).where(User.id == user.id)
+        await session.execute(user_row.with_for_update(key_share=True))
+        hosted = await session.scalar(
             select(func.count())
             .select_from(GameTable)
             .where(GameTable.owner_id == user.id, GameTable.status == "open")
         )
-        if (waiting or 0) >= MAX_WAITING_TABLES:
-            raise PlayError("seat_taken", f"you already host {MAX_WAITING_TABLES} tables")
+        most = live.settings.tables_per_user
+        if (hosted or 0) >= most:
+            raise PlayError("seat_taken", f"you already host {most} tables")
         tables_in_room = await session.scalar(
             select(func.count())
             .select_from(GameTable)

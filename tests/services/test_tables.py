@@ -69,3 +69,42 @@ async def test_two_tables_opened_at_once_do_not_exceed_the_room_limit(live: Live
     async with live.db.session() as session:
         opened = await session.scalar(select(func.count()).select_from(GameTable))
     assert opened == 1
+
+
+@pytest.fixture
+async def live_two_tables(db: Database, db_url: str) -> AsyncIterator[LivePlay]:
+    broker = MemoryBroker()
+    await broker.connect()
+    try:
+        yield LivePlay(db, broker, make_settings(database_url=db_url, tables_per_user=2))
+    finally:
+        await broker.disconnect()
+
+
+async def test_a_user_hosts_at_most_the_limit_of_tables_across_rooms(
+    live_two_tables: LivePlay,
+) -> None:
+    live = live_two_tables
+    host = await new_user(live.db, "host")
+    await tables.open_table(live, host, "english-casual")
+    await tables.open_table(live, host, "english-blitz")
+    with pytest.raises(PlayError) as refused:
+        await tables.open_table(live, host, "pool")
+    assert refused.value.code == "seat_taken"
+    assert "2 tables" in refused.value.message
+
+
+async def test_tables_opened_at_once_in_several_rooms_do_not_exceed_the_limit(
+    live_two_tables: LivePlay,
+) -> None:
+    live = live_two_tables
+    host = await new_user(live.db, "host")
+    rooms = ["english-casual", "english-blitz", "pool"] * 2
+    results = await asyncio.gather(
+        *(tables.open_table(live, host, room) for room in rooms), return_exceptions=True
+    )
+    refused = [r for r in results if isinstance(r, PlayError)]
+    assert len(refused) == 4 and {r.code for r in refused} == {"seat_taken"}
+    async with live.db.session() as session:
+        opened = await session.scalar(select(func.count()).select_from(GameTable))
+    assert opened == 2

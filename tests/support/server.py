@@ -83,6 +83,8 @@ class ServerProcess:
             "DISCONNECT_GRACE_SECONDS": str(settings.disconnect_grace_seconds),
             "HEARTBEAT_SECONDS": str(settings.heartbeat_seconds),
             "SWEEP_SECONDS": str(settings.sweep_seconds),
+            "GUESTS_PER_ADDRESS": str(settings.guests_per_address),
+            "REGISTRATIONS_PER_ADDRESS": str(settings.registrations_per_address),
         }
         self.env.pop("REDIS_URL", None)
         if settings.redis_url is not None:
