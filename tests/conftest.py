@@ -266,7 +266,6 @@ def make_settings(**overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "environment": "test",
         "redis_url": None,
-        "secret_key": "test-secret-key",
     }
     return IsolatedSettings(**(values | overrides))
 

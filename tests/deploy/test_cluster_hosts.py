@@ -328,7 +328,6 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
                 env = os.environ | {
                     "PYTHONPATH": str(ROOT),
                     "ENVIRONMENT": "test",
-                    "SECRET_KEY": "test-secret-key",
                     "DATABASE_URL": reached.render_as_string(hide_password=False),
                     "REDIS_URL": f"redis://{gateway}:{redis_port}/0",
                     "HEARTBEAT_SECONDS": "0.5",
