@@ -5,7 +5,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
+from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app import origins
 
 
 class Settings(BaseSettings):
@@ -42,6 +45,27 @@ class Settings(BaseSettings):
     def broker_url(self) -> str:
         """`memory://` unless Redis is configured."""
         return self.redis_url or "memory://"
+
+    # Websocket handshake: the origins, besides the server's own, whose pages may open `/ws`
+    # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
+    allowed_origins: str = ""
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _read_origins(cls, value: str) -> str:
+        read = []
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            origin = origins.normalise(item)
+            if origin is None:
+                raise ValueError(
+                    f"ALLOWED_ORIGINS: {item!r} is not an origin such as https://play.example.com"
+                )
+            read.append(origin)
+        return ",".join(read)
+
+    @property
+    def allowed_origin_set(self) -> frozenset[str]:
+        return frozenset(filter(None, self.allowed_origins.split(",")))
 
 
 @lru_cache

@@ -19,6 +19,7 @@ from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
+from app.redaction import install as redact_tokens_in_logs
 
 LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -81,6 +82,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings or get_settings()
+    redact_tokens_in_logs()  # however the app is served (`checkers serve`, uvicorn, tests)
     install_error_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)
 

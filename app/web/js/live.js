@@ -54,9 +54,11 @@ class Live {
     clearTimeout(this.retryTimer);
     const token = getToken();
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const url = `${scheme}://${location.host}/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`;
+    // The token goes as a subprotocol, never in the URL (which proxies and servers log); the
+    // server answers with "checkers" (docs/protocol.md, "Connecting").
+    const protocols = token ? ["checkers", `token.${token}`] : ["checkers"];
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
-    const socket = new WebSocket(url);
+    const socket = new WebSocket(`${scheme}://${location.host}/ws`, protocols);
     this.socket = socket;
     socket.onmessage = (event) => this.receive(event.data);
     socket.onclose = (event) => this.onClose(event);
