@@ -158,7 +158,8 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         await _refuse(websocket, "invalid, expired or banned token")
         return
     player = PlayerRef(user.id, user.name) if user is not None else None
-    conn = Connection(websocket, player, settings.ws_messages_per_second)
+    token_hash = accounts.hash_token(offered.token) if offered.token is not None else None
+    conn = Connection(websocket, player, settings.ws_messages_per_second, token_hash)
     try:
         try:
             playing = await hub.connect(conn)
