@@ -6,10 +6,10 @@ import ipaddress
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-DEFAULT_SECRET_KEY = "dev-insecure-secret-key-change-me"
+from app import origins
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -27,12 +27,13 @@ def networks(spec: str) -> tuple[Network, ...] | None:
 
 
 class Settings(BaseSettings):
+    # Unknown variables are ignored: an environment written for an older version (one that
+    # still sets SECRET_KEY, say) starts this one unchanged.
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     environment: Literal["development", "test", "production"] = "development"
     database_url: str = "sqlite+aiosqlite:///./checkers.db"
     redis_url: str | None = None
-    secret_key: str = DEFAULT_SECRET_KEY
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
@@ -80,11 +81,26 @@ class Settings(BaseSettings):
         """`memory://` unless Redis is configured."""
         return self.redis_url or "memory://"
 
-    @model_validator(mode="after")
-    def _refuse_unsafe_defaults(self) -> Settings:
-        if self.environment == "production" and self.secret_key == DEFAULT_SECRET_KEY:
-            raise ValueError("SECRET_KEY must be set to a private value outside development")
-        return self
+    # Websocket handshake: the origins, besides the server's own, whose pages may open `/ws`
+    # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
+    allowed_origins: str = ""
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _read_origins(cls, value: str) -> str:
+        read = []
+        for item in filter(None, (part.strip() for part in value.split(","))):
+            origin = origins.normalise(item)
+            if origin is None:
+                raise ValueError(
+                    f"ALLOWED_ORIGINS: {item!r} is not an origin such as https://play.example.com"
+                )
+            read.append(origin)
+        return ",".join(read)
+
+    @property
+    def allowed_origin_set(self) -> frozenset[str]:
+        return frozenset(filter(None, self.allowed_origins.split(",")))
 
     @property
     def api_docs_served(self) -> bool:

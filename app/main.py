@@ -22,6 +22,7 @@ from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
 from app.realtime import limits
 from app.realtime.invalid_utf8 import quiet_invalid_utf8
+from app.redaction import install as redact_tokens_in_logs
 
 LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
@@ -90,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/openapi.json" if docs else None,
     )
     app.state.settings = settings
+    redact_tokens_in_logs()  # however the app is served (`checkers serve`, uvicorn, tests)
     install_error_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from app.db.engine import Database  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
 from app.services.accounts import create_admin  # noqa: E402
-from bench.play import child, free_port, recreate_database, wait_http  # noqa: E402
+from bench.play import child, free_port, offer, recreate_database, wait_http  # noqa: E402
 
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 BENCH_DATABASE = "checkers_bench_admin"
@@ -49,7 +49,9 @@ async def expect(ws: ClientConnection, kind: str) -> dict[str, object]:
 
 async def player(http: httpx.AsyncClient, ws_url: str) -> ClientConnection:
     token = (await http.post("/api/auth/guest")).json()["access_token"]
-    ws = await websockets.connect(f"{ws_url}?token={token}", compression=None, max_queue=None)
+    ws = await websockets.connect(
+        ws_url, subprotocols=offer(token), compression=None, max_queue=None
+    )
     await expect(ws, "welcome")
     return ws
 

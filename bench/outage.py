@@ -40,6 +40,7 @@ from play import (  # noqa: E402  (the sibling script's helpers)
     ROOT,
     add_bench_room,
     free_port,
+    offer,
     recreate_database,
     wait_http,
 )
@@ -86,7 +87,7 @@ async def pair(urls: list[str], http: httpx.AsyncClient) -> tuple[Side, Side]:
     sides = []
     for url in urls:
         token, user_id = await guest(http)
-        ws = await websockets.connect(f"{url.replace('http', 'ws')}/ws?token={token}")
+        ws = await websockets.connect(f"{url.replace('http', 'ws')}/ws", subprotocols=offer(token))
         await ws.recv()
         sides.append(Side(ws, user_id))
     black, white = sides

@@ -43,6 +43,7 @@ import httpx
 import websockets
 from fastapi import FastAPI, WebSocket, WebSocketDisconnect
 from websockets.asyncio.client import ClientConnection
+from websockets.typing import Subprotocol
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
@@ -220,8 +221,16 @@ class Stats:
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-async def open_ws(url: str) -> ClientConnection:
-    return await websockets.connect(url, compression=None, max_queue=None, open_timeout=60)
+def offer(token: str) -> list[Subprotocol]:
+    """The token goes in `Sec-WebSocket-Protocol`, never the URL (docs/protocol.md)."""
+    return [Subprotocol("checkers"), Subprotocol(f"token.{token}")]
+
+
+async def open_ws(url: str, token: str | None = None) -> ClientConnection:
+    offered = offer(token) if token is not None else None
+    return await websockets.connect(
+        url, subprotocols=offered, compression=None, max_queue=None, open_timeout=60
+    )
 
 
 class Bot:
@@ -312,7 +321,7 @@ async def start_pair(
     bots = []
     for ws_base in ws_bases:
         token, user_id = await guest(client)
-        ws = await open_ws(f"{ws_base}/ws?token={token}")
+        ws = await open_ws(f"{ws_base}/ws", token)
         await ws.recv()  # welcome
         bots.append(Bot(ws, user_id, stats, pace))
     black, white = bots

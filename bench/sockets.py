@@ -34,7 +34,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 
 sys.path.insert(0, str(Path(__file__).parent))
-from play import free_port, wait_http  # noqa: E402  (the sibling script's helpers)
+from play import free_port, offer, wait_http  # noqa: E402  (the sibling script's helpers)
 
 ROOT = Path(__file__).resolve().parents[1]
 OPEN_AT_ONCE = 200
@@ -93,8 +93,8 @@ async def broadcast_latency(base: str, clients: list[ClientConnection]) -> list[
     """A host opens a table; seconds until each connection has the lobby's `lobby_table`."""
     async with httpx.AsyncClient(base_url=base) as http:
         token = (await http.post("/api/auth/guest")).json()["access_token"]
-    ws_url = base.replace("http://", "ws://") + f"/ws?token={token}"
-    async with websockets.connect(ws_url, compression=None) as host:
+    ws_url = base.replace("http://", "ws://") + "/ws"
+    async with websockets.connect(ws_url, subprotocols=offer(token), compression=None) as host:
         await host.recv()
         started = time.perf_counter()
 

@@ -268,7 +268,6 @@ def make_settings(**overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "environment": "test",
         "redis_url": None,
-        "secret_key": "test-secret-key",
         # Every test client comes from 127.0.0.1: tests of these limits set them lower.
         "guests_per_address": 10_000,
         "registrations_per_address": 10_000,

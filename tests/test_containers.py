@@ -83,11 +83,11 @@ def test_app_waits_for_healthy_dependencies(compose: dict[str, Any]) -> None:
 
 def test_app_environment_is_valid_production_settings(compose: dict[str, Any]) -> None:
     env = compose["services"]["app"]["environment"]
-    assert {"DATABASE_URL", "REDIS_URL", "SECRET_KEY"} <= set(env)
+    assert {"DATABASE_URL", "REDIS_URL"} <= set(env)
     # Every variable the app gets is a setting (a typo would be silently ignored).
     assert {key.lower() for key in env} <= set(Settings.model_fields)
 
-    secrets = {"SECRET_KEY": "s3cret" * 8, "POSTGRES_PASSWORD": "pg-s3cret"}
+    secrets = {"POSTGRES_PASSWORD": "pg-s3cret"}
     values = {k: interpolate(str(v), secrets) for k, v in env.items()}
     settings = Settings(**{k.lower(): v for k, v in values.items()}, _env_file=None)
     assert settings.environment == "production"
@@ -103,9 +103,12 @@ def test_app_environment_is_valid_production_settings(compose: dict[str, Any]) -
     assert database.password == "pg-s3cret"
 
 
-def test_secret_key_must_be_supplied(compose: dict[str, Any]) -> None:
-    with pytest.raises(KeyError, match="SECRET_KEY"):
-        interpolate(compose["services"]["app"]["environment"]["SECRET_KEY"], {})
+def test_the_only_secret_to_supply_is_the_database_password(compose: dict[str, Any]) -> None:
+    """The server needs no secret key: with POSTGRES_PASSWORD set, every variable resolves."""
+    for service in compose["services"].values():
+        for key, value in (service.get("environment") or {}).items():
+            assert key != "SECRET_KEY"
+            interpolate(str(value), {"POSTGRES_PASSWORD": "pg-s3cret"})
 
 
 def test_database_password_must_be_supplied(compose: dict[str, Any]) -> None:
@@ -116,7 +119,7 @@ def test_database_password_must_be_supplied(compose: dict[str, Any]) -> None:
         services["app"]["environment"]["DATABASE_URL"],
     ):
         with pytest.raises(KeyError, match="POSTGRES_PASSWORD"):
-            interpolate(value, {"SECRET_KEY": "s3cret" * 8})
+            interpolate(value, {})
 
 
 def test_image_is_slim_python_311(dockerfile: list[tuple[str, str]]) -> None:

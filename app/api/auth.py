@@ -1,7 +1,8 @@
 """Accounts over REST: register, log in, log out, guest sessions, and who am I.
 
 Every endpoint that opens a session answers with a `TokenPublic`: the bearer token to send as
-`Authorization: Bearer <token>` on REST calls, and as `/ws?token=<token>` to the websocket.
+`Authorization: Bearer <token>` on REST calls, and offered as the subprotocol `token.<token>`
+to the websocket (docs/protocol.md, "Connecting").
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from fastapi import APIRouter, Request, Response, status
 from app.api.deps import BearerDep, CurrentUser, SessionDep, SettingsDep
 from app.api.errors import ApiError, ErrorBody
 from app.api.schemas.users import Credentials, TokenPublic, UserPublic
-from app.services import accounts
+from app.services import accounts, sessions
 from app.services.accounts import Login
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
@@ -101,10 +102,13 @@ async def guest(request: Request, session: SessionDep, settings: SettingsDep) ->
 @router.post(
     "/logout", status_code=status.HTTP_204_NO_CONTENT, responses={401: {"model": ErrorBody}}
 )
-async def logout(_user: CurrentUser, credentials: BearerDep, session: SessionDep) -> Response:
-    """Revoke the token this request was made with."""
+async def logout(
+    request: Request, _user: CurrentUser, credentials: BearerDep, session: SessionDep
+) -> Response:
+    """Revoke the token this request was made with; websockets opened with it close (1008)."""
     assert credentials is not None  # CurrentUser has checked it
     await accounts.log_out(session, credentials.credentials)
+    await sessions.logged_out(request.app.state.live, accounts.hash_token(credentials.credentials))
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

@@ -111,10 +111,15 @@ class Connection:
     """One client socket: who it is, what it watches, and its outgoing queue."""
 
     def __init__(
-        self, websocket: WebSocket, user: PlayerRef | None, messages_per_second: float
+        self,
+        websocket: WebSocket,
+        user: PlayerRef | None,
+        messages_per_second: float,
+        token_hash: str | None = None,
     ) -> None:
         self.websocket = websocket
         self.user = user
+        self.token_hash = token_hash  # the SHA-256 of the token it was opened with
         self.state = ConnectionState.OPEN
         self.tables: set[int] = set()
         self.lobby = False

@@ -1,4 +1,5 @@
-"""The `/ws` route: authenticate the handshake, then read, check and dispatch client messages.
+"""The `/ws` route: check the handshake's origin and token (`handshake`), then read, check and
+dispatch client messages.
 
 Messages of one connection are handled one after the other, in the order they arrive; replies
 and table events go out at once, or queue while the client's socket is full (see
@@ -23,6 +24,7 @@ from prometheus_client import Counter
 from pydantic_core import from_json
 
 from app.metrics import WS_MESSAGES
+from app.realtime import handshake
 from app.realtime import protocol as p
 from app.realtime.connections import (
     CHAT_BURST,
@@ -127,26 +129,38 @@ async def _authenticate(websocket: WebSocket, token: str | None) -> tuple[bool, 
     return user is not None, user
 
 
+async def _refuse(websocket: WebSocket, message: str) -> None:
+    await websocket.send_text(
+        json.dumps({"type": "error", "code": "unauthorized", "message": message})
+    )
+    await websocket.close(CLOSE_POLICY, message[:120])
+
+
 @router.websocket("/ws")
-async def websocket_endpoint(websocket: WebSocket, token: str | None = None) -> None:
+async def websocket_endpoint(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     settings = websocket.app.state.settings
-    await websocket.accept()
+    if not handshake.origin_allowed(websocket, settings.allowed_origin_set):
+        # Closing before accepting answers the upgrade with 403.
+        await websocket.close(CLOSE_POLICY, "origin not allowed")
+        return
+    offered = handshake.credentials(websocket)
+    await websocket.accept(subprotocol=offered.subprotocol)
+    if offered.refusal is not None:
+        await _refuse(websocket, offered.refusal)
+        return
     try:
-        ok, user = await _authenticate(websocket, token)
+        ok, user = await _authenticate(websocket, offered.token)
     except Exception:
         logger.warning("cannot authenticate a websocket: database unavailable", exc_info=True)
         await websocket.close(CLOSE_TRY_AGAIN, "the database is unavailable; try again later")
         return
     if not ok:
-        message = "invalid, expired or banned token"
-        await websocket.send_text(
-            json.dumps({"type": "error", "code": "unauthorized", "message": message})
-        )
-        await websocket.close(CLOSE_POLICY, message)
+        await _refuse(websocket, "invalid, expired or banned token")
         return
     player = PlayerRef(user.id, user.name) if user is not None else None
-    conn = Connection(websocket, player, settings.ws_messages_per_second)
+    token_hash = accounts.hash_token(offered.token) if offered.token is not None else None
+    conn = Connection(websocket, player, settings.ws_messages_per_second, token_hash)
     try:
         try:
             playing = await hub.connect(conn)

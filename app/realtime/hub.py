@@ -6,7 +6,8 @@ of this process, or rung on the broker by another). A number beyond the next one
 hub reads the missed events from the log. It also compares its tables with the log's heads every
 `SWEEP_SECONDS`, so a lost ring (a broker outage) costs a delay, never an event. The hub serves
 the lobby channel (adding how many people watch each table here) and the `control` channel, and
-closes the sockets of users banned meanwhile.
+closes the sockets of users banned meanwhile and of tokens revoked or expired meanwhile
+(`app.services.sessions`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from app.realtime.connections import (
     ConnectionState,
 )
 from app.realtime.limits import OncePerInterval, TooManyConnections
-from app.services import games, presence, tables
+from app.services import games, presence, sessions, tables
 from app.services.live import (
     CONTROL_CHANNEL,
     LOBBY_CHANNEL,
@@ -86,6 +87,7 @@ class Hub:
         self.users: dict[int, set[Connection]] = {}
         self.lobby: set[Connection] = set()
         self.connections: set[Connection] = set()
+        self.tokens: dict[str, set[Connection]] = {}  # by the token's hash
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
         self.max_per_user: int = live.settings.ws_max_per_user  # 0: no cap
@@ -136,13 +138,18 @@ class Hub:
 
     async def _keep_up(self) -> None:
         """Every SWEEP_SECONDS: catch up the tables whose log went further than delivered here
-        (a ring lost with the broker), and close the sockets of users banned meanwhile."""
+        (a ring lost with the broker), and close the sockets of users banned meanwhile and
+        those whose token was revoked or expired."""
         while True:
             await asyncio.sleep(self.sweep_seconds)
             try:
                 await self._compare_heads()
                 for user_id, reason in await presence.banned_here(self.live):
                     self._banned(user_id, f"banned: {reason}" if reason else "banned")
+                if self.tokens:
+                    lapsed = await sessions.lapsed(self.live.db, self.tokens)
+                    for token_hash, why in lapsed.items():
+                        self._lapsed(token_hash, why)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -166,6 +173,8 @@ class Hub:
         self._check_user_cap(conn)
         self.connections.add(conn)
         WS_CONNECTIONS.inc()
+        if conn.token_hash is not None:
+            self.tokens.setdefault(conn.token_hash, set()).add(conn)
         if conn.user is None:
             return []
         first = conn.user.id not in self.users
@@ -198,6 +207,12 @@ class Hub:
         self.lobby.discard(conn)
         for table_id in tuple(conn.tables):
             self.unwatch(conn, table_id)
+        if conn.token_hash is not None:
+            same = self.tokens.get(conn.token_hash)
+            if same is not None:
+                same.discard(conn)
+                if not same:
+                    del self.tokens[conn.token_hash]
         user = conn.user
         if user is None:
             return
@@ -482,6 +497,12 @@ class Hub:
             conn.error("unauthorized", reason)
             conn.close(CLOSE_POLICY, reason[:120])
 
+    def _lapsed(self, token_hash: str, reason: str) -> None:
+        """Close the sockets opened with a token that was revoked or expired."""
+        for conn in tuple(self.tokens.get(token_hash, ())):
+            conn.error("unauthorized", reason)
+            conn.close(CLOSE_POLICY, reason)
+
     async def _control_event(self, text: str) -> None:
         try:
             event = json.loads(text)
@@ -493,6 +514,8 @@ class Hub:
             await self._kick(event)
         elif kind == "ban":
             self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
+        elif kind == "logout":
+            self._lapsed(str(event["token_hash"]), sessions.LOGGED_OUT)
         elif kind == "room_closed":
             room_id = int(event["room_id"])
             await self._lobby_event(dumps({"type": "room_closed", "room": room_id}))

@@ -19,7 +19,15 @@ from app.config import Settings
 from tests.api.admin_client import ADMIN_NAME, admin_client, log_in, ok, rooms_by_slug
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
-from tests.support.ws import Client, connect, guest, guest_token, start_game
+from tests.support.ws import (
+    Client,
+    connect,
+    guest,
+    guest_token,
+    start_game,
+    subprotocols,
+    ws_url,
+)
 
 PASSWORD = "plays-dirty-2026"
 
@@ -304,8 +312,9 @@ async def test_a_ban_closes_live_sockets_and_refuses_login_and_connect(
         assert "cheating" in refused.json()["message"]
         old = await http.get("/api/auth/me", headers={"Authorization": f"Bearer {token}"})
         assert old.status_code == 401
-    url = server.url.replace("http://", "ws://") + f"/ws?token={token}"
-    async with websockets.connect(url, compression=None) as ws:
+    async with websockets.connect(
+        ws_url(server.url), subprotocols=subprotocols(token), compression=None
+    ) as ws:
         assert json.loads(await ws.recv())["code"] == "unauthorized"
         with pytest.raises(ConnectionClosed):
             await ws.recv()

@@ -77,7 +77,6 @@ def fuzzed(
         env = os.environ | {
             "PYTHONPATH": str(ROOT),
             "ENVIRONMENT": "test",
-            "SECRET_KEY": "test-secret-key",
             "DATABASE_URL": database_url,
             "CHECKERS_ADMIN_PASSWORD": ADMIN_PASSWORD,
             "LOG_LEVEL": "warning",

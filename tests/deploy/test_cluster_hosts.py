@@ -33,6 +33,7 @@ from sqlalchemy import make_url
 
 from tests.conftest import TEST_DATABASE_URL, free_port
 from tests.support.server import ROOT
+from tests.support.ws import subprotocols, ws_url
 
 pytestmark = pytest.mark.skipif(TEST_DATABASE_URL is None, reason="needs PostgreSQL")
 
@@ -134,7 +135,8 @@ class Player:
     resuming from the version it last saw (as app/web/js/live.js does)."""
 
     def __init__(self, url: str, token: str) -> None:
-        self.url = f"{url.replace('http://', 'ws://')}/ws?token={token}"
+        self.url = ws_url(url)
+        self.token = token
         self.ws: Any = None
         self.table = 0
         self.v = 0
@@ -151,7 +153,12 @@ class Player:
         deadline = time.monotonic() + WAIT
         while True:
             try:
-                self.ws = await websockets.connect(self.url, compression=None, open_timeout=5)
+                self.ws = await websockets.connect(
+                    self.url,
+                    subprotocols=subprotocols(self.token),
+                    compression=None,
+                    open_timeout=5,
+                )
                 welcome = json.loads(await self.ws.recv())
                 assert welcome["type"] == "welcome"
                 return
@@ -328,7 +335,6 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
                 env = os.environ | {
                     "PYTHONPATH": str(ROOT),
                     "ENVIRONMENT": "test",
-                    "SECRET_KEY": "test-secret-key",
                     "DATABASE_URL": reached.render_as_string(hide_password=False),
                     "REDIS_URL": f"redis://{gateway}:{redis_port}/0",
                     "HEARTBEAT_SECONDS": "0.5",

@@ -10,7 +10,7 @@ from websockets.exceptions import ConnectionClosed
 
 from app.config import Settings
 from tests.support.server import Served
-from tests.support.ws import connect, guest, start_game
+from tests.support.ws import connect, guest, start_game, subprotocols
 
 
 def ws_url(served: Served, query: str = "") -> str:
@@ -27,7 +27,7 @@ async def test_a_spectator_may_watch_but_not_act(server: Served) -> None:
 
 
 async def test_a_bad_token_is_refused_with_1008(server: Served) -> None:
-    async with websockets.connect(ws_url(server, "?token=forged")) as ws:
+    async with websockets.connect(ws_url(server), subprotocols=subprotocols("forged")) as ws:
         error = json.loads(await ws.recv())
         assert (error["type"], error["code"]) == ("error", "unauthorized")
         with pytest.raises(ConnectionClosed) as closed:

@@ -26,7 +26,15 @@ from app.realtime.hub import Hub
 from tests.conftest import make_settings
 from tests.support.logs import failures, server_log
 from tests.support.server import Served
-from tests.support.ws import WAIT_SECONDS, Client, guest, guest_token, start_game
+from tests.support.ws import (
+    WAIT_SECONDS,
+    Client,
+    guest,
+    guest_token,
+    start_game,
+    subprotocols,
+    ws_url,
+)
 
 # Far more pongs than the kernel buffers of both ends and the send queue can hold (a few MB).
 MAX_PINGS = 1_000_000
@@ -60,9 +68,13 @@ async def slow_guest(base_url: str) -> AsyncIterator[Client]:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER_BYTES)
         sock.setblocking(False)
         await asyncio.get_running_loop().sock_connect(sock, (address.hostname, address.port))
-        url = base_url.replace("http://", "ws://") + f"/ws?token={token}"
         async with websockets.connect(
-            url, sock=sock, compression=None, max_queue=1, close_timeout=2
+            ws_url(base_url),
+            subprotocols=subprotocols(token),
+            sock=sock,
+            compression=None,
+            max_queue=1,
+            close_timeout=2,
         ) as ws:
             client = Client(ws)
             client.welcome = await client.expect("welcome")

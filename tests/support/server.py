@@ -79,7 +79,6 @@ class ServerProcess:
             "PYTHONPATH": str(ROOT),
             "ENVIRONMENT": "test",
             "DATABASE_URL": settings.database_url,
-            "SECRET_KEY": settings.secret_key,
             "DISCONNECT_GRACE_SECONDS": str(settings.disconnect_grace_seconds),
             "HEARTBEAT_SECONDS": str(settings.heartbeat_seconds),
             "SWEEP_SECONDS": str(settings.sweep_seconds),

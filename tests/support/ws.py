@@ -12,6 +12,9 @@ from typing import Any
 import httpx
 import websockets
 from websockets.asyncio.client import ClientConnection
+from websockets.typing import Subprotocol
+
+from app.realtime import handshake
 
 WAIT_SECONDS = 10.0
 
@@ -22,6 +25,15 @@ async def guest_token(base_url: str) -> str:
         response.raise_for_status()
         token: str = response.json()["access_token"]
         return token
+
+
+def subprotocols(token: str | None) -> list[Subprotocol]:
+    """What a client offers in `Sec-WebSocket-Protocol`: `checkers`, and `token.<token>`."""
+    return [Subprotocol(p) for p in handshake.offer(token)]
+
+
+def ws_url(base_url: str) -> str:
+    return base_url.replace("http://", "ws://") + "/ws"
 
 
 class Client:
@@ -58,10 +70,9 @@ class Client:
 
 @asynccontextmanager
 async def connect(base_url: str, token: str | None = None) -> AsyncIterator[Client]:
-    url = base_url.replace("http://", "ws://") + "/ws"
-    if token is not None:
-        url += f"?token={token}"
-    async with websockets.connect(url, compression=None, close_timeout=2) as ws:
+    async with websockets.connect(
+        ws_url(base_url), subprotocols=subprotocols(token), compression=None, close_timeout=2
+    ) as ws:
         client = Client(ws)
         client.welcome = await client.expect("welcome")
         client.seen.clear()

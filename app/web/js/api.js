@@ -36,10 +36,10 @@ export function query(params) {
   return text ? `?${text}` : "";
 }
 
-/** Call the REST API; JSON in and out. Throws ApiError with the server's code and message. */
-export async function request(method, path, body) {
+/** Call the REST API; JSON in and out. Throws ApiError with the server's code and message.
+ * `token` defaults to the stored one. */
+export async function request(method, path, body, token = getToken()) {
   const headers = { Accept: "application/json" };
-  const token = getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   const init = { method, headers };
   if (body !== undefined) {

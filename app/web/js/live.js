@@ -29,6 +29,7 @@ class Live {
     this.pongTimer = null;
     this.closeReason = "";
     this.tokenRefused = false;
+    this.socketToken = null; // the token the current socket was opened with
   }
 
   /** Open the connection if it is not open; called by pages that need live data. */
@@ -53,10 +54,13 @@ class Live {
   connect() {
     clearTimeout(this.retryTimer);
     const token = getToken();
+    this.socketToken = token;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const url = `${scheme}://${location.host}/ws${token ? `?token=${encodeURIComponent(token)}` : ""}`;
+    // The token goes as a subprotocol, never in the URL (which proxies and servers log); the
+    // server answers with "checkers" (docs/protocol.md, "Connecting").
+    const protocols = token ? ["checkers", `token.${token}`] : ["checkers"];
     this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
-    const socket = new WebSocket(url);
+    const socket = new WebSocket(`${scheme}://${location.host}/ws`, protocols);
     this.socket = socket;
     socket.onmessage = (event) => this.receive(event.data);
     socket.onclose = (event) => this.onClose(event);
@@ -69,7 +73,8 @@ class Live {
     if (event.code === 1008 && this.tokenRefused) {
       // The token expired or was revoked: carry on signed out, as a spectator.
       this.tokenRefused = false;
-      setToken(null);
+      // Another tab may have signed in meanwhile (the storage is shared): keep its token.
+      if (getToken() === this.socketToken) setToken(null);
       this.emit("token_refused", { message: this.closeReason });
       this.closeReason = "";
       this.attempt = 0;
@@ -113,7 +118,9 @@ class Live {
       // At connect, or later unprompted (a ban): the token is no good any more.
       if (message.code === "unauthorized" && (this.state !== "open" || message.ref === undefined)) {
         this.closeReason = message.message;
-        this.tokenRefused = Boolean(getToken());
+        // Judged by this socket's token: another tab that signed out has already removed it
+        // from the shared storage.
+        this.tokenRefused = Boolean(this.socketToken);
       }
       const onError = message.ref !== undefined && this.pending.get(message.ref);
       if (onError) {

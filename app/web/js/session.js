@@ -1,6 +1,6 @@
 // Who is signed in: the account bar, and the sign-in / register / guest dialog.
 
-import { api, getToken, onUnauthorized, setToken } from "./api.js";
+import { api, getToken, onUnauthorized, request, setToken } from "./api.js";
 import { h, mount, toast } from "./dom.js";
 
 const listeners = new Set();
@@ -43,13 +43,18 @@ export const session = {
   },
 
   async signOut() {
+    // Forget the token first: the live socket reconnects as a spectator before the server,
+    // revoking the token, closes the sockets opened with it (which would read as "signed out
+    // by the server").
+    const token = getToken();
+    setToken(null);
+    this.set(null);
+    if (!token) return;
     try {
-      await api.post("/api/auth/logout");
+      await request("POST", "/api/auth/logout", {}, token);
     } catch {
       // The token is dropped locally either way.
     }
-    setToken(null);
-    this.set(null);
   },
 };
 
