@@ -21,10 +21,12 @@ from app.api.schemas.archive import (
     ResultFilter,
     Variant,
 )
+from app.api.viewer import InviteQuery, ViewerDep
 from app.db.engine import Database
 from app.rules import Termination
 from app.services import archive
 from app.services.archive import ArchiveError, GameFilter, GameRecord, NotFoundError
+from app.services.visibility import Viewer
 
 router = APIRouter(prefix="/api", tags=["games"])
 
@@ -147,6 +149,7 @@ OrderQuery = Annotated[
 
 async def games_page(
     session: SessionDep,
+    viewer: Viewer,
     flt: GameFilter,
     limit: int,
     cursor: str | None,
@@ -155,7 +158,7 @@ async def games_page(
 ) -> GamesPage:
     try:
         page = await archive.list_games(
-            session, flt, limit=limit, cursor=cursor, order=order, with_total=count
+            session, flt, viewer, limit=limit, cursor=cursor, order=order, with_total=count
         )
     except ArchiveError as exc:
         raise_api_error(exc)
@@ -181,6 +184,7 @@ CountQuery = Annotated[
 @router.get("/games", response_model=GamesPage, responses=ERRORS)
 async def search_games(
     session: SessionDep,
+    viewer: ViewerDep,
     flt: FilterDep,
     limit: LimitQuery = 20,
     cursor: CursorQuery = None,
@@ -190,9 +194,10 @@ async def search_games(
     """Games matching every given filter, live ones included, newest first.
 
     Pages follow `next_cursor`; a page never skips or repeats a game, even while new games
-    start between two requests.
+    start between two requests. Games of private tables are listed (and counted) only for
+    their players and administrators (send the bearer token).
     """
-    return await games_page(session, flt, limit, cursor, order, count)
+    return await games_page(session, viewer, flt, limit, cursor, order, count)
 
 
 def _negotiate(accept: str | None, fmt: Literal["pdn", "ndjson"] | None) -> str:
@@ -236,6 +241,7 @@ def _site(request: Request, game_id: int) -> str:
 async def export_games(
     request: Request,
     session: SessionDep,
+    viewer: ViewerDep,
     flt: FilterDep,
     order: OrderQuery = "desc",
     max_games: Annotated[
@@ -250,10 +256,11 @@ async def export_games(
     accept: Annotated[str | None, Header(include_in_schema=False)] = None,
 ) -> StreamingResponse:
     """Every matching game, as PDN (`Accept: application/x-pdn`, the default) or as one JSON
-    object per line (`Accept: application/x-ndjson`). The body is streamed game by game."""
+    object per line (`Accept: application/x-ndjson`). The body is streamed game by game.
+    Games of private tables are exported only for their players and administrators."""
     media_type = _negotiate(accept, fmt)
     try:
-        resolved = await archive.resolve_filter(session, flt)
+        resolved = await archive.resolve_filter(session, flt, viewer)
     except ArchiveError as exc:
         raise_api_error(exc)
     # The stream reads through its own session, which outlives this request's; end this one's
@@ -287,9 +294,9 @@ async def export_games(
     return StreamingResponse(body(), media_type=media_type)
 
 
-async def _load(session: SessionDep, game_id: int) -> GameRecord:
+async def _load(session: SessionDep, game_id: int, viewer: Viewer) -> GameRecord:
     try:
-        return await archive.get_game(session, game_id)
+        return await archive.get_game(session, game_id, viewer)
     except ArchiveError as exc:
         raise_api_error(exc)
 
@@ -305,24 +312,40 @@ async def _load(session: SessionDep, game_id: int) -> GameRecord:
         404: ERRORS[404],
     },
 )
-async def game_pdn(request: Request, session: SessionDep, game_id: GameId) -> Response:
-    """One game as a standard PDN record (GameType 21 or 23, clock times as comments)."""
-    record = await _load(session, game_id)
+async def game_pdn(
+    request: Request,
+    session: SessionDep,
+    viewer: ViewerDep,
+    game_id: GameId,
+    invite: InviteQuery = None,
+) -> Response:
+    """One game as a standard PDN record (GameType 21 or 23, clock times as comments).
+
+    A game of a private table is shown to its players and administrators (send the bearer
+    token) and with `invite`, the table's code; to anyone else it is 404 like a missing game.
+    """
+    record = await _load(session, game_id, replace(viewer, invite=invite))
     return Response(archive.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
 
 
 @router.get("/games/{game_id}", response_model=GameOut, responses={404: ERRORS[404]})
 async def get_game(
     session: SessionDep,
+    viewer: ViewerDep,
     game_id: GameId,
     positions: Annotated[
         bool,
         Query(description="Add the FEN of the start and after every ply."),
         TRUE_FALSE,
     ] = False,
+    invite: InviteQuery = None,
 ) -> GameOut:
-    """One game: players, tags, moves with clock times, result and how it ended."""
-    record = await _load(session, game_id)
+    """One game: players, tags, moves with clock times, result and how it ended.
+
+    A game of a private table is shown to its players and administrators (send the bearer
+    token) and with `invite`, the table's code; to anyone else it is 404 like a missing game.
+    """
+    record = await _load(session, game_id, replace(viewer, invite=invite))
     if not positions:
         return GameOut.of_record(record)
     return GameOut.of_record(

@@ -20,6 +20,7 @@ from app.api.games import (
 )
 from app.api.params import NAME_PATTERN
 from app.api.schemas.archive import GamesPage, PlayerOut
+from app.api.viewer import ViewerDep
 from app.services import archive
 from app.services.archive import ArchiveError, GameFilter
 
@@ -31,10 +32,12 @@ PlayerName = Annotated[
 
 
 @router.get("/{name}", response_model=PlayerOut, responses={404: ERRORS[404]})
-async def get_player(session: SessionDep, name: PlayerName) -> PlayerOut:
-    """A player's games, wins, losses and draws per variant, and when they were last seen."""
+async def get_player(session: SessionDep, viewer: ViewerDep, name: PlayerName) -> PlayerOut:
+    """A player's games, wins, losses and draws per variant, and when they were last seen.
+
+    Games of private tables count only for their players and administrators."""
     try:
-        return PlayerOut.of(await archive.player_profile(session, name))
+        return PlayerOut.of(await archive.player_profile(session, name, viewer))
     except ArchiveError as exc:
         raise_api_error(exc)
 
@@ -42,6 +45,7 @@ async def get_player(session: SessionDep, name: PlayerName) -> PlayerOut:
 @router.get("/{name}/games", response_model=GamesPage, responses=ERRORS)
 async def player_games(
     session: SessionDep,
+    viewer: ViewerDep,
     name: PlayerName,
     flt: Annotated[GameFilter, Depends(common_filter)],
     limit: LimitQuery = 20,
@@ -50,4 +54,4 @@ async def player_games(
     count: CountQuery = True,
 ) -> GamesPage:
     """The player's games, newest first, with the same filters and paging as `/api/games`."""
-    return await games_page(session, replace(flt, player=name), limit, cursor, order, count)
+    return await games_page(session, viewer, replace(flt, player=name), limit, cursor, order, count)

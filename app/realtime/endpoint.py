@@ -316,14 +316,13 @@ async def _rematch(hub: Hub, conn: Connection, m: p.Rematch) -> None:
 
 async def _chat(hub: Hub, conn: Connection, m: p.Chat) -> None:
     user = _user(conn)
-    if m.table not in conn.tables:  # watching was granted (a private table's invite checked)
-        raise PlayError("not_found", f"watch table {m.table} to chat there")
     if not conn.chats.take():
         window = CHAT_BURST / CHAT_PER_SECOND
         raise PlayError(
             "rate_limited", f"at most {CHAT_BURST:.0f} chat messages per {window:.0f} s"
         )
-    await tables.chat(hub.live, user, m.table, m.text)
+    # Watching here was granted (a private table's invite checked), or chat checks the seat.
+    await tables.chat(hub.live, user, m.table, m.text, watching=m.table in conn.tables)
 
 
 async def _move(hub: Hub, conn: Connection, m: p.Move) -> None:

@@ -446,6 +446,8 @@ class Hub:
                     return
             snap = await tables.snapshot(self.live, table_id, conn.user_id, invite)
         except PlayError:
+            # Refused: whatever was granted before ends too (no events, no chat there).
+            conn.tables.discard(table_id)
             if not feed.watchers:
                 self._linger(feed)
             raise

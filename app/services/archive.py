@@ -22,11 +22,12 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from app.db.models import MAX_ID, Game, Move, Room, User
+from app.db.models import MAX_ID, Game, GameTable, Move, Room, User
 from app.rules import Game as RulesGame
 from app.rules import RulesError, get_variant
 from app.rules.pdn import write_game
 from app.services.accounts import find_user
+from app.services.visibility import ANYONE, Viewer, may_see, visible_to
 
 Order = Literal["desc", "asc"]
 Colour = Literal["black", "white"]
@@ -180,11 +181,15 @@ async def _user(session: AsyncSession, name: str) -> User:
     return user
 
 
-async def resolve_filter(session: AsyncSession, flt: GameFilter) -> ResolvedFilter:
+async def resolve_filter(
+    session: AsyncSession, flt: GameFilter, viewer: Viewer = ANYONE
+) -> ResolvedFilter:
     """Check a filter and look up the names in it: ArchiveError for filters that do not fit
     together, NotFoundError for an unknown player or room. Done before an export starts
-    streaming, so such errors are still proper error responses."""
+    streaming, so such errors are still proper error responses. Only games `viewer` may see
+    match (`app.services.visibility`)."""
     common: list[ColumnElement[bool]] = []
+    visible = visible_to(viewer)
     if flt.variant is not None:
         common.append(Game.variant == flt.variant)
     if flt.termination is not None:
@@ -215,7 +220,7 @@ async def resolve_filter(session: AsyncSession, flt: GameFilter) -> ResolvedFilt
             raise ArchiveError(f"result={flt.result} needs player")
         if flt.result is not None:
             common.append(Game.result == flt.result)
-        return ResolvedFilter([common])
+        return ResolvedFilter([common if visible is None else [*common, visible]])
 
     player_id = (await _user(session, flt.player)).id
     opponent_id = None if flt.opponent is None else (await _user(session, flt.opponent)).id
@@ -227,6 +232,9 @@ async def resolve_filter(session: AsyncSession, flt: GameFilter) -> ResolvedFilt
             (Game.black_id, Game.white_id) if colour == "black" else (Game.white_id, Game.black_id)
         )
         conds = [*common, mine == player_id]
+        if visible is not None and not viewer.sees_all_of(player_id):
+            # One's own history needs no check (and its count stays an index-only scan).
+            conds.append(visible)
         if colour == "white" and flt.colour is None:
             # A game with the player on both sides is listed once, from the Black scan (the
             # White index holds black_id, so counting this branch stays index-only).
@@ -359,15 +367,17 @@ async def _page_rows(
 async def list_games(
     session: AsyncSession,
     flt: GameFilter,
+    viewer: Viewer = ANYONE,
     *,
     limit: int = 20,
     cursor: str | None = None,
     order: Order = "desc",
     with_total: bool = True,
 ) -> GamePage:
-    """One page of games matching `flt`, and the cursor of the next page (None on the last)."""
+    """One page of the games matching `flt` that `viewer` may see, and the cursor of the next
+    page (None on the last)."""
     after = None if cursor is None else decode_cursor(cursor, order)
-    resolved = await resolve_filter(session, flt)
+    resolved = await resolve_filter(session, flt, viewer)
     games = [
         GameSummary(**_summary(row))
         for row in await _page_rows(session, resolved, order, after, limit + 1)
@@ -437,7 +447,24 @@ async def _records(
     return records
 
 
-async def get_game(session: AsyncSession, game_id: int) -> GameRecord:
+async def get_game(session: AsyncSession, game_id: int, viewer: Viewer = ANYONE) -> GameRecord:
+    """One game with its moves; NotFoundError, as for a game that does not exist, when
+    `viewer` may not see it."""
+    seen = (
+        await session.execute(
+            select(Game.black_id, Game.white_id, GameTable.is_private, GameTable.invite_code)
+            .outerjoin(GameTable, GameTable.id == Game.table_id)
+            .where(Game.id == game_id)
+        )
+    ).first()
+    if seen is None or not may_see(
+        viewer,
+        black_id=seen[0],
+        white_id=seen[1],
+        private=bool(seen[2]),
+        invite_code=seen[3],
+    ):
+        raise NotFoundError(f"no game {game_id}")
     rows = list(await session.execute(_summary_select(Game.tags).where(Game.id == game_id)))
     if not rows:
         raise NotFoundError(f"no game {game_id}")
@@ -494,15 +521,21 @@ def start_position(record: GameRecord) -> str:
 # --- players -------------------------------------------------------------------------------
 
 
-async def player_profile(session: AsyncSession, name: str) -> PlayerProfile:
-    """A player's totals per variant, counted from the games (any source) they played."""
+async def player_profile(
+    session: AsyncSession, name: str, viewer: Viewer = ANYONE
+) -> PlayerProfile:
+    """A player's totals per variant, counted from the games (any source) they played that
+    `viewer` may see: another's private games are not in the totals, nor in the last seen."""
     user = await _user(session, name)
+    visible = None if viewer.sees_all_of(user.id) else visible_to(viewer)
     stats: dict[str, VariantStats] = {}
     last_game: datetime | None = None
     for colour, mine in (("black", Game.black_id), ("white", Game.white_id)):
         conds = [mine == user.id]
         if colour == "white":
             conds.append(or_(Game.black_id.is_(None), Game.black_id != user.id))
+        if visible is not None:
+            conds.append(visible)
         rows = await session.execute(
             select(Game.variant, Game.status, Game.result, func.count(), func.max(Game.started_at))
             .where(*conds)

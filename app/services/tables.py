@@ -420,7 +420,12 @@ async def leave_waiting(live: LivePlay, user: PlayerRef) -> None:
             continue  # a game started there meanwhile, or they stood up already
 
 
-async def chat(live: LivePlay, user: PlayerRef, table_id: int, text: str) -> None:
+async def chat(
+    live: LivePlay, user: PlayerRef, table_id: int, text: str, *, watching: bool = False
+) -> None:
+    """Say something at a table: allowed to its players, and to those `watching` it (a watch
+    the server granted, so a private table's invite was checked). Anyone else is told the
+    same whether the table exists or not."""
     text = text.strip()
     if not text:
         raise PlayError("bad_message", "empty chat message")
@@ -429,8 +434,10 @@ async def chat(live: LivePlay, user: PlayerRef, table_id: int, text: str) -> Non
             "bad_message", f"chat messages are at most {live.settings.chat_max_length} characters"
         )
     async with live.db.engine.connect() as session:
-        status = await session.scalar(select(GameTable.status).where(GameTable.id == table_id))
-        if status is None or status == "closed":
+        table = await read_table(session, table_id)
+        if not watching and (table is None or not table.seated(user.id)):
+            raise PlayError("not_found", f"watch table {table_id} to chat there")
+        if table is None or table.closed:
             raise PlayError("not_found", f"no table {table_id}")
         stored = await live.record(
             session,

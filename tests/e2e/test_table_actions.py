@@ -114,6 +114,29 @@ def test_a_private_table_is_joined_by_its_link_and_a_guest_may_play(
     expect_moves(ann, ["9-13"])
     expect(ann.locator(".player-bar.bottom .clock")).to_have_class(re.compile("running"))
 
+    # The finished game replays for its players (their token) and, by the link's code, for
+    # whoever holds it; for anyone else it does not exist.
+    guest.get_by_role("button", name="Resign").click()
+    guest.get_by_role("button", name="Confirm resignation").click()
+    expect_banner((ann, guest), "White wins: Black resigned.")
+    for page in (ann, guest):
+        page.get_by_role("link", name="Replay this game").click()
+        expect(page.get_by_text("Move 1 of 1")).to_be_visible()
+    found = re.search(r"#/games/(\d+)", ann.url)
+    assert found is not None
+    game_id = int(found[1])
+    ann.goto(f"{server_url}/#/games/{game_id}")  # no code: her token opens it
+    expect(ann.get_by_text("Move 1 of 1")).to_be_visible()
+    with ann.expect_download() as download:
+        ann.get_by_role("link", name="Download PDN").click()
+    assert '[White "ann"]' in Path(download.value.path()).read_text()
+    stranger = arrive(browser, server_url)
+    people.append(stranger)
+    stranger.page.goto(f"{server_url}/#/games/{game_id}")
+    expect(stranger.page.get_by_role("alert")).to_have_text(f"no game {game_id}")
+    stranger.page.goto(f"{server_url}/#/games/{game_id}?invite={link.split('?invite=')[1]}")
+    expect(stranger.page.get_by_text("Move 1 of 1")).to_be_visible()
+
     for person in people:
         assert person.errors == []
         person.context.close()

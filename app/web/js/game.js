@@ -627,7 +627,12 @@ export function render(main, params, search) {
     );
     if (game && game.status !== "playing")
       buttons.push(
-        h("a", { class: "button", href: `#/games/${game.id}`, text: "Replay this game" }),
+        h("a", {
+          class: "button",
+          // A private table's game opens to invited spectators by the table's code.
+          href: `#/games/${game.id}${invite ? `?invite=${encodeURIComponent(invite)}` : ""}`,
+          text: "Replay this game",
+        }),
       );
     mount(actions, buttons);
   }

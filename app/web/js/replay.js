@@ -1,19 +1,22 @@
 // The replay viewer: a finished (or live) game from the archive, stepped with buttons or arrow
-// keys; PDN download and copy. Positions come from the server (`?positions=true`).
+// keys; PDN download and copy. Positions come from the server (`?positions=true`). A game of a
+// private table is its players' (the token goes with every request) or opened by the table's
+// invite code (`#/games/31?invite=CODE`).
 
-import { api } from "./api.js";
+import { api, getToken, query } from "./api.js";
 import { Board } from "./board.js";
 import { gameClockText } from "./archive.js";
 import { formatDate, h, mount, setTitle, toast } from "./dom.js";
 import { renderMoveList } from "./movelist.js";
 import { describeOutcome, parseFen, variantName } from "./notation.js";
 
-export async function render(main, { game: id }) {
+export async function render(main, { game: id }, search) {
   setTitle(`Game ${id}`);
   mount(main, h("p", { class: "muted", text: "Loading the game…" }));
+  const invite = (search && search.get("invite")) || undefined;
   let game;
   try {
-    game = await api.get(`/api/games/${id}?positions=true`);
+    game = await api.get(`/api/games/${id}${query({ positions: true, invite })}`);
   } catch (error) {
     mount(
       main,
@@ -73,7 +76,7 @@ export async function render(main, { game: id }) {
   };
   document.addEventListener("keydown", onKey);
 
-  const pdnUrl = `/api/games/${id}.pdn`;
+  const pdnUrl = `/api/games/${id}.pdn${query({ invite })}`;
   const pdnText = h("textarea", { class: "pdn-text", readonly: true, "aria-label": "PDN text" });
   const copy = async () => {
     try {
@@ -84,6 +87,25 @@ export async function render(main, { game: id }) {
       toast(`Could not copy: ${error.message}`, "error");
     }
   };
+  // A plain link would not send the token: the PDN is fetched, then saved from memory.
+  const download = h("a", {
+    class: "button primary",
+    href: pdnUrl,
+    download: `game-${id}.pdn`,
+    text: "Download PDN",
+    onClick: async (event) => {
+      if (download.href.startsWith("blob:")) return;
+      event.preventDefault();
+      try {
+        if (!pdnText.value) pdnText.value = await fetchPdn(pdnUrl);
+        const blob = new Blob([pdnText.value], { type: "application/x-pdn" });
+        download.href = URL.createObjectURL(blob);
+        download.click();
+      } catch (error) {
+        toast(`Could not download: ${error.message}`, "error");
+      }
+    },
+  });
   const result = game.status === "playing" ? "Game in progress" : describeOutcome(game);
 
   mount(
@@ -122,12 +144,7 @@ export async function render(main, { game: id }) {
           h(
             "div",
             { class: "toolbar" },
-            h("a", {
-              class: "button primary",
-              href: pdnUrl,
-              download: `game-${id}.pdn`,
-              text: "Download PDN",
-            }),
+            download,
             h("button", { type: "button", onClick: copy, text: "Copy PDN" }),
           ),
           h(
@@ -169,11 +186,16 @@ export async function render(main, { game: id }) {
     ),
   );
   go(ply);
-  return () => document.removeEventListener("keydown", onKey);
+  return () => {
+    document.removeEventListener("keydown", onKey);
+    if (download.href.startsWith("blob:")) URL.revokeObjectURL(download.href);
+  };
 }
 
 async function fetchPdn(url) {
-  const response = await fetch(url);
+  const token = getToken();
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const response = await fetch(url, { headers });
   if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
   return response.text();
 }
