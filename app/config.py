@@ -76,14 +76,14 @@ class Settings(BaseSettings):
     # Who may read /metrics: comma-separated addresses or networks, or "*" for everyone.
     metrics_allow: str = "127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
 
+    # Websocket handshake: the origins, besides the server's own, whose pages may open `/ws`
+    # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
+    allowed_origins: str = ""
+
     @property
     def broker_url(self) -> str:
         """`memory://` unless Redis is configured."""
         return self.redis_url or "memory://"
-
-    # Websocket handshake: the origins, besides the server's own, whose pages may open `/ws`
-    # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
-    allowed_origins: str = ""
 
     @field_validator("allowed_origins")
     @classmethod
