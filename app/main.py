@@ -21,7 +21,7 @@ from app.headers import SecurityHeadersMiddleware
 from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
 from app.realtime import limits
-from app.realtime.invalid_utf8 import quiet_invalid_utf8
+from app.realtime.uvicorn_log import quiet_uvicorn
 from app.redaction import install as redact_tokens_in_logs
 
 LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
@@ -65,7 +65,7 @@ LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
     open_broker,
     admin.sample_move_rate,
     realtime.run_live_play,
-    quiet_invalid_utf8,
+    quiet_uvicorn,
 )
 
 

@@ -76,6 +76,7 @@ async def test_an_address_over_its_cap_gets_429_and_one_warning(server: Served) 
             pass
     warnings = refusal_warnings(records)
     assert len(warnings) == 1 and "127.0.0.1" in warnings[0] and "WS_MAX_PER_IP" in warnings[0]
+    assert [r.getMessage() for r in records if r.levelno >= logging.ERROR] == []
 
 
 async def test_a_full_process_refuses_with_429_and_stays_reachable(db_url: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -21,6 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.config import Settings
 from tests.conftest import make_settings
+from tests.support.logs import server_log
 from tests.support.server import ROOT, Served, free_port
 from tests.support.ws import guest_token
 
@@ -186,10 +188,12 @@ async def test_a_listed_origin_is_accepted(server: Served) -> None:
 )
 async def test_another_origin_is_refused_before_the_upgrade(server: Served, origin: str) -> None:
     port = server.url.rsplit(":", 1)[1]
-    with pytest.raises(InvalidStatus) as refused_:
+    with server_log() as records, pytest.raises(InvalidStatus) as refused_:
         async with websockets.connect(ws_url(server), origin=origin.format(port=port)):  # type: ignore[arg-type]
             pass
     assert refused_.value.response.status_code == 403
+    # A refusal is the client's doing: nothing at ERROR in the server's log.
+    assert [r.getMessage() for r in records if r.levelno >= logging.ERROR] == []
 
 
 @asynccontextmanager
