@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
 from app.api import admin, auth, games, health, players, rooms
@@ -77,11 +78,31 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+class CheckersApp(FastAPI):
+    """The app, with `/ws` dispatched straight to its handler (behind the connection caps).
+
+    An idle websocket keeps its handler's coroutine suspended for as long as it is open, and
+    with it every frame of the stack above: through the middleware, the router and FastAPI's
+    route (three exit stacks and a copy of the scope) that was some twenty frames and several
+    kilobytes per socket, for nothing — none of it applies to a websocket (HTTP metrics, security
+    headers, request bodies, dependency injection). See docs/benchmarks.md, idle websockets.
+    """
+
+    live_socket: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == "/ws" and self.live_socket:
+            scope["app"] = self
+            await self.live_socket(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def create_app(settings: Settings | None = None) -> CheckersApp:
     """Build the app; `settings` defaults to the environment's (tests pass their own)."""
     settings = settings or get_settings()
     docs = settings.api_docs_served  # API_DOCS: /docs, /redoc and /openapi.json, or none
-    app = FastAPI(
+    app = CheckersApp(
         title="Checkers server",
         version=__version__,
         summary="English draughts and American pool checkers, live over websockets.",
@@ -101,15 +122,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.ws_max_per_ip,
         open_files,
     )
-    app.add_middleware(limits.ConnectionCapMiddleware, gate=app.state.ws_gate)
+    app.live_socket = limits.ConnectionCapMiddleware(realtime.serve, gate=app.state.ws_gate)
 
-    # Routers: one include line per module of app/api and app/realtime.
+    # Routers: one include line per module of app/api (`/ws` is `live_socket`, above).
     app.include_router(health.router)
     app.include_router(auth.router)
     app.include_router(games.router)
     app.include_router(players.router)
     app.include_router(admin.router)
-    app.include_router(realtime.router)
     app.include_router(rooms.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.

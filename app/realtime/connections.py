@@ -130,7 +130,7 @@ class Connection:
         # While a send waits for the socket: the frames behind it (the first may be that
         # suspended send) and a close after them, and the task that writes them. An idle
         # connection has neither, which keeps it small.
-        self._queue: deque[str | _Suspended | _Close] = deque()
+        self._queue: deque[str | _Suspended | _Close] | None = None
         self._writer: asyncio.Task[None] | None = None
 
     @property
@@ -142,7 +142,7 @@ class Connection:
         lets SEND_QUEUE_FRAMES pile up is closed."""
         if self.state is not ConnectionState.OPEN:
             return
-        if self._writer is None:
+        if self._writer is None or self._queue is None:
             self._send_now(text)
             return
         if len(self._queue) >= SEND_QUEUE_FRAMES:
@@ -194,6 +194,8 @@ class Connection:
 
     def _enqueue(self, item: str | _Suspended | _Close) -> None:
         """Hand an item to the writer task, started if none runs."""
+        if self._queue is None:
+            self._queue = deque()
         self._queue.append(item)
         if self._writer is None:
             self._writer = asyncio.create_task(self._write(), name="ws-writer")
@@ -201,6 +203,7 @@ class Connection:
     async def _write(self) -> None:
         """Write what waits, in order, then end (the next send that has to wait starts another)."""
         ws, queue = self.websocket, self._queue
+        assert queue is not None  # made with the task
         try:
             while queue:
                 item = queue.popleft()
@@ -215,4 +218,4 @@ class Connection:
         except Exception:  # the peer went away mid-send; the reader sees the disconnect
             logger.debug("websocket send failed", exc_info=True)
         finally:
-            self._writer = None
+            self._writer, self._queue = None, None

@@ -19,9 +19,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, WebSocket
+from fastapi import FastAPI, WebSocket
 from prometheus_client import Counter
 from pydantic_core import from_json
+from starlette.types import Receive, Scope, Send
 
 from app.metrics import WS_MESSAGES
 from app.realtime import handshake
@@ -48,7 +49,6 @@ from app.services.live import LivePlay, PlayerRef, PlayError
 
 logger = logging.getLogger(__name__)
 
-router = APIRouter()
 
 GC_YOUNG_THRESHOLD = 10_000  # allocations before the youngest generation is collected
 
@@ -136,7 +136,12 @@ async def _refuse(websocket: WebSocket, message: str) -> None:
     await websocket.close(CLOSE_POLICY, message[:120])
 
 
-@router.websocket("/ws")
+async def serve(scope: Scope, receive: Receive, send: Send) -> None:
+    """The ASGI application of `/ws`, called by the app for that path ahead of its middleware
+    and routing (see `app.main.CheckersApp`)."""
+    await websocket_endpoint(WebSocket(scope, receive=receive, send=send))
+
+
 async def websocket_endpoint(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     settings = websocket.app.state.settings
