@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, status
@@ -50,6 +50,7 @@ from app.services import admin
 from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
 from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
+from app.timeutil import as_utc
 
 MOVE_RATE_SAMPLE_SECONDS = 5.0
 
@@ -93,19 +94,6 @@ def get_hub(request: Request) -> Hub:
 
 LiveDep = Annotated[LivePlay, Depends(get_live)]
 HubDep = Annotated[Hub, Depends(get_hub)]
-
-
-@contextlib.contextmanager
-def admin_errors() -> Iterator[None]:
-    """The service's refusals as JSON errors: 404 not found, 400 bad cursor, else 409."""
-    try:
-        yield
-    except admin.AdminError as exc:
-        if isinstance(exc, admin.NotFound):
-            raise ApiError(404, exc.code, exc.message) from exc
-        raise ApiError(
-            400 if isinstance(exc, admin.BadCursor) else 409, exc.code, exc.message
-        ) from exc
 
 
 def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryOut:
@@ -175,8 +163,7 @@ async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -
         is_open=body.open,
         is_listed=body.listed,
     )
-    with admin_errors():
-        room = await admin.create_room(session, actor, body.slug, settings, body.reason)
+    room = await admin.create_room(session, actor, body.slug, settings, body.reason)
     return _room(room, [])
 
 
@@ -207,9 +194,8 @@ async def update_room(
     if "clock" in sent:
         changes["clock_base_s"] = body.clock.base if body.clock else None
         changes["clock_increment_s"] = body.clock.increment if body.clock else 0
-    with admin_errors():
-        room = await admin.update_room(session, actor, room_id, changes, body.reason)
-        tables = await admin.live_tables(session, live, room.id)
+    room = await admin.update_room(session, actor, room_id, changes, body.reason)
+    tables = await admin.live_tables(session, live, room.id)
     return _room(room, tables)
 
 
@@ -220,8 +206,7 @@ async def close_room(
     """Close a room: no new tables; every table closes and its game in progress ends with
     `result` (termination `admin`). Players, spectators and the lobby are told, with the reason.
     Reopen it with `PATCH {"open": true}`."""
-    with admin_errors():
-        entry = await admin.close_room(session, live, actor, room_id, body.result, body.reason)
+    entry = await admin.close_room(session, live, actor, room_id, body.result, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -239,8 +224,7 @@ async def list_tables(
     ] = None,
 ) -> TablesList:
     """Tables not closed, private ones included (with their invite code), oldest first."""
-    with admin_errors():
-        found = await admin.live_tables(session, live, room)
+    found = await admin.live_tables(session, live, room)
     data = [TableOut.model_validate(t) for t in found]
     return TablesList(data=data, count=len(data))
 
@@ -251,8 +235,7 @@ async def close_table(
 ) -> AuditEntryOut:
     """Close a table; its game in progress ends with `result` (`*`: aborted). Everyone there
     gets `game_ended` and `table_closed` with the reason."""
-    with admin_errors():
-        entry = await admin.close_table(session, live, actor, table_id, body.result, body.reason)
+    entry = await admin.close_table(session, live, actor, table_id, body.result, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -262,8 +245,7 @@ async def adjudicate_game(
 ) -> AuditEntryOut:
     """End a game in progress with the stated result (termination `admin`); the players and
     spectators get `game_ended` with the reason."""
-    with admin_errors():
-        entry = await admin.end_game(session, live, actor, game_id, body.result, body.reason)
+    entry = await admin.end_game(session, live, actor, game_id, body.result, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -272,8 +254,7 @@ async def abort_game(
     game_id: GameId, body: ReasonRequest, session: SessionDep, live: LiveDep, actor: AdminUser
 ) -> AuditEntryOut:
     """Abort a game in progress: result `*`, termination `admin`, no winner."""
-    with admin_errors():
-        entry = await admin.end_game(session, live, actor, game_id, "*", body.reason)
+    entry = await admin.end_game(session, live, actor, game_id, "*", body.reason)
     return _entry(entry, actor.name)
 
 
@@ -326,17 +307,16 @@ async def kick_user(
     """Send a user away. With `table` or `room`: their games there end with `result`, they
     lose their seats and get `kicked` with the reason. With neither: every connection of
     theirs gets `kicked` and is closed (1008). A kick does not keep anyone out: ban for that."""
-    with admin_errors():
-        entry = await admin.kick(
-            session,
-            live,
-            actor,
-            user_id,
-            body.reason,
-            table_id=body.table,
-            room_id=body.room,
-            result=body.result,
-        )
+    entry = await admin.kick(
+        session,
+        live,
+        actor,
+        user_id,
+        body.reason,
+        table_id=body.table,
+        room_id=body.room,
+        result=body.result,
+    )
     return _entry(entry, actor.name)
 
 
@@ -346,8 +326,7 @@ async def ban_user(
 ) -> AuditEntryOut:
     """Ban a user: their tokens are revoked, log-in answers 403 `banned` with the reason, and
     their open websockets get an `unauthorized` error with the reason and are closed (1008)."""
-    with admin_errors():
-        entry = await admin.ban(session, live, actor, user_id, body.reason)
+    entry = await admin.ban(session, live, actor, user_id, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -356,8 +335,7 @@ async def unban_user(
     user_id: UserId, body: ReasonRequest, session: SessionDep, actor: AdminUser
 ) -> AuditEntryOut:
     """Lift a ban; the user logs in again."""
-    with admin_errors():
-        entry = await admin.unban(session, actor, user_id, body.reason)
+    entry = await admin.unban(session, actor, user_id, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -367,10 +345,10 @@ async def unban_user(
 def _utc(moment: datetime | None) -> datetime | None:
     """Stored times are UTC (SQLite keeps no zone): compare in UTC; a time without a zone is
     taken as UTC."""
-    if moment is None or moment.tzinfo is None:
-        return None if moment is None else moment.replace(tzinfo=UTC)
+    if moment is None:
+        return None
     try:
-        return moment.astimezone(UTC)
+        return as_utc(moment)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first UTC moment
         raise ApiError(422, "bad_request", f"{moment.isoformat()} is out of range") from None
 
@@ -405,8 +383,7 @@ async def audit_log(
 ) -> AuditPage:
     """Who did what to what, when and why; newest first, filtered by every parameter given."""
     flt = AuditFilter(actor, action, target_type, target_id, _utc(since), _utc(until))
-    with admin_errors():
-        page = await admin.audit_log(session, flt, limit, cursor)
+    page = await admin.audit_log(session, flt, limit, cursor)
     return AuditPage(
         data=[_entry(r.entry, r.actor) for r in page.entries], next_cursor=page.next_cursor
     )

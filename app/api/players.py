@@ -16,13 +16,12 @@ from app.api.games import (
     OrderQuery,
     common_filter,
     games_page,
-    raise_api_error,
 )
 from app.api.params import NAME_PATTERN
 from app.api.schemas.archive import GamesPage, PlayerOut
 from app.api.viewer import ViewerDep
 from app.services import archive
-from app.services.archive import ArchiveError, GameFilter
+from app.services.archive import GameFilter
 
 router = APIRouter(prefix="/api/players", tags=["players"])
 
@@ -36,10 +35,7 @@ async def get_player(session: SessionDep, viewer: ViewerDep, name: PlayerName) -
     """A player's games, wins, losses and draws per variant, and when they were last seen.
 
     Games of private tables count only for their players and administrators."""
-    try:
-        return PlayerOut.of(await archive.player_profile(session, name, viewer))
-    except ArchiveError as exc:
-        raise_api_error(exc)
+    return PlayerOut.of(await archive.player_profile(session, name, viewer))
 
 
 @router.get("/{name}/games", response_model=GamesPage, responses=ERRORS)

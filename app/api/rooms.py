@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from app.services import tables
+from app.status import TableState
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
 
@@ -30,7 +31,7 @@ class TablePublic(BaseModel):
     colour: Literal["black", "white", "random"]  # the host's colour
     private: bool
     start_fen: str | None
-    status: Literal["open", "playing", "finished", "closed"]
+    status: TableState
     players: list[PlayerPublic]
     game: int | None  # the latest game at the table
 

@@ -37,6 +37,34 @@ class Termination(StrEnum):
     ADMIN = "admin"
 
 
+class Result(StrEnum):
+    """A game's PDN result. Black moves first, so ``1-0`` is a win for Black; ``*`` is a game
+    in progress or one that ended without a result (aborted)."""
+
+    BLACK_WINS = "1-0"
+    WHITE_WINS = "0-1"
+    DRAW = "1/2-1/2"
+    UNFINISHED = "*"
+
+    @classmethod
+    def win_for(cls, winner: Color) -> Result:
+        return cls.BLACK_WINS if winner is Color.BLACK else cls.WHITE_WINS
+
+    @classmethod
+    def parse(cls, text: str | None) -> Result | None:
+        """The result a text names exactly, or None."""
+        return next((result for result in cls if result.value == text), None)
+
+    @property
+    def winner(self) -> Color | None:
+        """Who won; None for a draw or no result."""
+        if self is Result.BLACK_WINS:
+            return Color.BLACK
+        if self is Result.WHITE_WINS:
+            return Color.WHITE
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How a game ended; ``winner`` is None for a draw (and for an aborted game)."""
@@ -44,13 +72,11 @@ class Outcome:
     termination: Termination
     winner: Color | None = None
 
-    def result(self) -> str:
-        """The PDN result: ``1-0`` when Black (the first mover) won, ``0-1`` White, else a draw."""
-        if self.winner is Color.BLACK:
-            return "1-0"
-        if self.winner is Color.WHITE:
-            return "0-1"
-        return "1/2-1/2"
+    def result(self) -> Result:
+        """The PDN result: the winner's, a draw without one, no result (``*``) when aborted."""
+        if self.winner is not None:
+            return Result.win_for(self.winner)
+        return Result.UNFINISHED if self.termination is Termination.ABORTED else Result.DRAW
 
 
 class Game:

@@ -6,17 +6,21 @@ converted (`true`, `"7"` or `7.0` are not the integer 7, `0` or `"false"` not a 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app import rules
 from app.api.params import MAX_ID, NAME_PATTERN, TEXT_PATTERN, WORDS_PATTERN
 from app.api.schemas.users import UtcDatetime
 from app.services.tables import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S
 
 Variant = Literal["english", "pool"]
+# The values of `app.rules.Result`, spelled out: strict request validation takes them as text.
 Result = Literal["*", "1-0", "0-1", "1/2-1/2"]
 Decision = Literal["1-0", "0-1", "1/2-1/2"]
+assert set(get_args(Result)) == set(rules.Result)
+assert set(get_args(Decision)) == set(rules.Result) - {rules.Result.UNFINISHED}
 
 Reason = Annotated[
     str,

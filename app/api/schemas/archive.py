@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from app.services.archive import GameRecord, GameSummary, PlayerProfile
+from app.status import GameStatus
 
 Variant = Literal["english", "pool"]
-GameStatus = Literal["playing", "finished", "aborted"]
 ResultFilter = Literal["1-0", "0-1", "1/2-1/2", "*", "win", "loss", "draw"]
 
 _SUMMARY_EXAMPLE: JsonDict = {
