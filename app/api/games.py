@@ -14,9 +14,9 @@ from app.api.deps import SessionDep
 from app.api.errors import ApiError, ErrorBody
 from app.api.params import DIGITS, ISO_DATE, NAME_PATTERN, TRUE_FALSE, GameId
 from app.api.schemas.archive import (
-    GameOut,
+    GamePublic,
     GamesPage,
-    GameSummaryOut,
+    GameSummaryPublic,
     ResultFilter,
     Variant,
 )
@@ -156,7 +156,7 @@ async def games_page(
         session, flt, viewer, limit=limit, cursor=cursor, order=order, with_total=count
     )
     return GamesPage(
-        data=[GameSummaryOut.of(g) for g in page.games],
+        data=[GameSummaryPublic.of(g) for g in page.games],
         count=page.total,
         next_cursor=page.next_cursor,
     )
@@ -315,7 +315,7 @@ async def game_pdn(
     return Response(archive.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
 
 
-@router.get("/games/{game_id}", response_model=GameOut, responses={404: ERRORS[404]})
+@router.get("/games/{game_id}", response_model=GamePublic, responses={404: ERRORS[404]})
 async def get_game(
     session: SessionDep,
     viewer: ViewerDep,
@@ -326,7 +326,7 @@ async def get_game(
         TRUE_FALSE,
     ] = False,
     invite: InviteQuery = None,
-) -> GameOut:
+) -> GamePublic:
     """One game: players, tags, moves with clock times, result and how it ended.
 
     A game of a private table is shown to its players and administrators (send the bearer
@@ -334,7 +334,7 @@ async def get_game(
     """
     record = await _load(session, game_id, replace(viewer, invite=invite))
     if not positions:
-        return GameOut.of_record(record)
-    return GameOut.of_record(
+        return GamePublic.of_record(record)
+    return GamePublic.of_record(
         record, archive.start_position(record), archive.positions_after(record)
     )
