@@ -1,8 +1,9 @@
 """A game record: start position, moves, and how the game ended, with incremental draw tracking.
 
 The rules decide loss by having no move and the automatic draws (repetition, move limits, the
-pool kings ending) at the ply they occur. The server adds the endings it decides (resignation,
-timeout, agreement, …) through ``Game.end``. Records of games played under claim rules may go
+pool kings ending) at the ply they occur. The endings decided outside the rules (resignation,
+timeout, agreement, …) are ``Termination`` values too; ``Game.end`` records one on a record kept
+to its end. Records of games played under claim rules may go
 on past an automatic draw: ``Game(..., automatic_draws=False)`` reads them, noting the first draw
 passed (``passed_draw``) instead of ending the game; live play never sets it. Tracking is
 incremental: a move costs the same at ply 10 and at ply 300, because history that can no longer
@@ -136,7 +137,10 @@ class Game:
         return self._outcome
 
     def end(self, outcome: Outcome) -> None:
-        """Record an ending the server decides (resignation, timeout, agreement, …)."""
+        """Record an ending decided outside the rules (resignation, timeout, agreement, …).
+
+        Live play does not call it: the server stores such an ending with the game and drops
+        its copy of the record. It is for callers that keep a record to the end."""
         if self._outcome is not None:
             raise GameOverError(
                 f"the game is already over ({self._outcome.termination.value}) in {self.fen()}",
