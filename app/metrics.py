@@ -26,7 +26,7 @@ HTTP_REQUEST_SECONDS = Histogram(
 WS_CONNECTIONS = Gauge("checkers_ws_connections", "Open websocket connections.")
 WS_MESSAGES = Counter(
     "checkers_ws_messages_total",
-    "Websocket messages, by direction (in/out) and message type.",
+    "Websocket messages received from clients, by type (direction is always in).",
     ["direction", "type"],
 )
 MOVES_ACCEPTED = Counter("checkers_moves_accepted_total", "Moves played, by variant.", ["variant"])

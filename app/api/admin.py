@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, status
@@ -29,19 +29,19 @@ from app.api.params import (
 )
 from app.api.schemas.admin import (
     AdjudicateRequest,
-    AuditEntryOut,
+    AdminRoomPublic,
+    AdminTablePublic,
+    AdminUserPublic,
+    AuditEntryPublic,
     AuditPage,
     CloseRequest,
     KickRequest,
     ReasonRequest,
     RoomCreate,
-    RoomOut,
     RoomsList,
     RoomUpdate,
-    StatusOut,
-    TableOut,
+    StatusPublic,
     TablesList,
-    UserOut,
     UsersPage,
 )
 from app.db.models import AuditEntry, Room, User
@@ -50,6 +50,7 @@ from app.services import admin
 from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
 from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
+from app.timeutil import as_utc
 
 MOVE_RATE_SAMPLE_SECONDS = 5.0
 
@@ -95,21 +96,8 @@ LiveDep = Annotated[LivePlay, Depends(get_live)]
 HubDep = Annotated[Hub, Depends(get_hub)]
 
 
-@contextlib.contextmanager
-def admin_errors() -> Iterator[None]:
-    """The service's refusals as JSON errors: 404 not found, 400 bad cursor, else 409."""
-    try:
-        yield
-    except admin.AdminError as exc:
-        if isinstance(exc, admin.NotFound):
-            raise ApiError(404, exc.code, exc.message) from exc
-        raise ApiError(
-            400 if isinstance(exc, admin.BadCursor) else 409, exc.code, exc.message
-        ) from exc
-
-
-def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryOut:
-    return AuditEntryOut.model_validate(
+def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryPublic:
+    return AuditEntryPublic.model_validate(
         {
             "id": entry.id,
             "at": entry.at,
@@ -124,11 +112,11 @@ def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryOut:
     )
 
 
-def _room(room: Room, tables: list[dict[str, Any]]) -> RoomOut:
+def _room(room: Room, tables: list[dict[str, Any]]) -> AdminRoomPublic:
     clock = None
     if room.clock_base_s is not None:
         clock = {"base": room.clock_base_s, "increment": room.clock_increment_s}
-    return RoomOut.model_validate(
+    return AdminRoomPublic.model_validate(
         {
             "id": room.id,
             "slug": room.slug,
@@ -161,10 +149,10 @@ async def list_rooms(session: SessionDep, live: LiveDep) -> RoomsList:
 @router.post(
     "/rooms",
     status_code=status.HTTP_201_CREATED,
-    response_model=RoomOut,
+    response_model=AdminRoomPublic,
     responses=REFUSED,
 )
-async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -> RoomOut:
+async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -> AdminRoomPublic:
     """Create a room; if `listed`, lobby snapshots show it from now on."""
     settings = RoomSettings(
         name=body.name,
@@ -175,19 +163,18 @@ async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -
         is_open=body.open,
         is_listed=body.listed,
     )
-    with admin_errors():
-        room = await admin.create_room(session, actor, body.slug, settings, body.reason)
+    room = await admin.create_room(session, actor, body.slug, settings, body.reason)
     return _room(room, [])
 
 
-@router.patch("/rooms/{room_id}", response_model=RoomOut, responses=NOT_FOUND)
+@router.patch("/rooms/{room_id}", response_model=AdminRoomPublic, responses=NOT_FOUND)
 async def update_room(
     room_id: RoomId,
     body: RoomUpdate,
     session: SessionDep,
     live: LiveDep,
     actor: AdminUser,
-) -> RoomOut:
+) -> AdminRoomPublic:
     """Rename or configure a room: only the fields sent change, for tables opened from now on.
 
     `open: false` stops new tables while the games there go on; `open: true` reopens a room,
@@ -207,21 +194,19 @@ async def update_room(
     if "clock" in sent:
         changes["clock_base_s"] = body.clock.base if body.clock else None
         changes["clock_increment_s"] = body.clock.increment if body.clock else 0
-    with admin_errors():
-        room = await admin.update_room(session, actor, room_id, changes, body.reason)
-        tables = await admin.live_tables(session, live, room.id)
+    room = await admin.update_room(session, actor, room_id, changes, body.reason)
+    tables = await admin.live_tables(session, live, room.id)
     return _room(room, tables)
 
 
-@router.post("/rooms/{room_id}/close", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/rooms/{room_id}/close", response_model=AuditEntryPublic, responses=REFUSED)
 async def close_room(
     room_id: RoomId, body: CloseRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """Close a room: no new tables; every table closes and its game in progress ends with
     `result` (termination `admin`). Players, spectators and the lobby are told, with the reason.
     Reopen it with `PATCH {"open": true}`."""
-    with admin_errors():
-        entry = await admin.close_room(session, live, actor, room_id, body.result, body.reason)
+    entry = await admin.close_room(session, live, actor, room_id, body.result, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -239,41 +224,37 @@ async def list_tables(
     ] = None,
 ) -> TablesList:
     """Tables not closed, private ones included (with their invite code), oldest first."""
-    with admin_errors():
-        found = await admin.live_tables(session, live, room)
-    data = [TableOut.model_validate(t) for t in found]
+    found = await admin.live_tables(session, live, room)
+    data = [AdminTablePublic.model_validate(t) for t in found]
     return TablesList(data=data, count=len(data))
 
 
-@router.post("/tables/{table_id}/close", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/tables/{table_id}/close", response_model=AuditEntryPublic, responses=REFUSED)
 async def close_table(
     table_id: TableId, body: CloseRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """Close a table; its game in progress ends with `result` (`*`: aborted). Everyone there
     gets `game_ended` and `table_closed` with the reason."""
-    with admin_errors():
-        entry = await admin.close_table(session, live, actor, table_id, body.result, body.reason)
+    entry = await admin.close_table(session, live, actor, table_id, body.result, body.reason)
     return _entry(entry, actor.name)
 
 
-@router.post("/games/{game_id}/adjudicate", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/games/{game_id}/adjudicate", response_model=AuditEntryPublic, responses=REFUSED)
 async def adjudicate_game(
     game_id: GameId, body: AdjudicateRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """End a game in progress with the stated result (termination `admin`); the players and
     spectators get `game_ended` with the reason."""
-    with admin_errors():
-        entry = await admin.end_game(session, live, actor, game_id, body.result, body.reason)
+    entry = await admin.end_game(session, live, actor, game_id, body.result, body.reason)
     return _entry(entry, actor.name)
 
 
-@router.post("/games/{game_id}/abort", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/games/{game_id}/abort", response_model=AuditEntryPublic, responses=REFUSED)
 async def abort_game(
     game_id: GameId, body: ReasonRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """Abort a game in progress: result `*`, termination `admin`, no winner."""
-    with admin_errors():
-        entry = await admin.end_game(session, live, actor, game_id, "*", body.reason)
+    entry = await admin.end_game(session, live, actor, game_id, "*", body.reason)
     return _entry(entry, actor.name)
 
 
@@ -303,8 +284,8 @@ async def list_users(
     return UsersPage(data=[_user(user, hub) for user in users], count=total)
 
 
-def _user(user: User, hub: Hub) -> UserOut:
-    return UserOut.model_validate(
+def _user(user: User, hub: Hub) -> AdminUserPublic:
+    return AdminUserPublic.model_validate(
         {
             "id": user.id,
             "name": user.name,
@@ -319,45 +300,42 @@ def _user(user: User, hub: Hub) -> UserOut:
     )
 
 
-@router.post("/users/{user_id}/kick", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/users/{user_id}/kick", response_model=AuditEntryPublic, responses=REFUSED)
 async def kick_user(
     user_id: UserId, body: KickRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """Send a user away. With `table` or `room`: their games there end with `result`, they
     lose their seats and get `kicked` with the reason. With neither: every connection of
     theirs gets `kicked` and is closed (1008). A kick does not keep anyone out: ban for that."""
-    with admin_errors():
-        entry = await admin.kick(
-            session,
-            live,
-            actor,
-            user_id,
-            body.reason,
-            table_id=body.table,
-            room_id=body.room,
-            result=body.result,
-        )
+    entry = await admin.kick(
+        session,
+        live,
+        actor,
+        user_id,
+        body.reason,
+        table_id=body.table,
+        room_id=body.room,
+        result=body.result,
+    )
     return _entry(entry, actor.name)
 
 
-@router.post("/users/{user_id}/ban", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/users/{user_id}/ban", response_model=AuditEntryPublic, responses=REFUSED)
 async def ban_user(
     user_id: UserId, body: ReasonRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """Ban a user: their tokens are revoked, log-in answers 403 `banned` with the reason, and
     their open websockets get an `unauthorized` error with the reason and are closed (1008)."""
-    with admin_errors():
-        entry = await admin.ban(session, live, actor, user_id, body.reason)
+    entry = await admin.ban(session, live, actor, user_id, body.reason)
     return _entry(entry, actor.name)
 
 
-@router.post("/users/{user_id}/unban", response_model=AuditEntryOut, responses=REFUSED)
+@router.post("/users/{user_id}/unban", response_model=AuditEntryPublic, responses=REFUSED)
 async def unban_user(
     user_id: UserId, body: ReasonRequest, session: SessionDep, actor: AdminUser
-) -> AuditEntryOut:
+) -> AuditEntryPublic:
     """Lift a ban; the user logs in again."""
-    with admin_errors():
-        entry = await admin.unban(session, actor, user_id, body.reason)
+    entry = await admin.unban(session, actor, user_id, body.reason)
     return _entry(entry, actor.name)
 
 
@@ -367,10 +345,10 @@ async def unban_user(
 def _utc(moment: datetime | None) -> datetime | None:
     """Stored times are UTC (SQLite keeps no zone): compare in UTC; a time without a zone is
     taken as UTC."""
-    if moment is None or moment.tzinfo is None:
-        return None if moment is None else moment.replace(tzinfo=UTC)
+    if moment is None:
+        return None
     try:
-        return moment.astimezone(UTC)
+        return as_utc(moment)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first UTC moment
         raise ApiError(422, "bad_request", f"{moment.isoformat()} is out of range") from None
 
@@ -405,15 +383,14 @@ async def audit_log(
 ) -> AuditPage:
     """Who did what to what, when and why; newest first, filtered by every parameter given."""
     flt = AuditFilter(actor, action, target_type, target_id, _utc(since), _utc(until))
-    with admin_errors():
-        page = await admin.audit_log(session, flt, limit, cursor)
+    page = await admin.audit_log(session, flt, limit, cursor)
     return AuditPage(
         data=[_entry(r.entry, r.actor) for r in page.entries], next_cursor=page.next_cursor
     )
 
 
-@router.get("/status", response_model=StatusOut)
-async def server_status(request: Request, session: SessionDep, hub: HubDep) -> StatusOut:
+@router.get("/status", response_model=StatusPublic)
+async def server_status(request: Request, session: SessionDep, hub: HubDep) -> StatusPublic:
     """Health of the database and the broker (as `/healthz`), and the load of the whole server:
     this process's connections and moves now, the other processes' as of their last beat."""
     app = request.app
@@ -426,7 +403,7 @@ async def server_status(request: Request, session: SessionDep, hub: HubDep) -> S
     database, broker = await asyncio.gather(database_ok(app.state.db), broker_ok(app.state.broker))
     rate: MoveRate = app.state.move_rate
     moves, window = rate.last_minute()
-    return StatusOut(
+    return StatusPublic(
         status="ok" if database and broker else "down",
         database="ok" if database else "down",
         broker="ok" if broker else "down",

@@ -7,28 +7,16 @@ to the websocket (docs/protocol.md, "Connecting").
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from fastapi import APIRouter, Request, Response, status
 
 from app.api.deps import BearerDep, CurrentUser, SessionDep, SettingsDep
-from app.api.errors import ApiError, ErrorBody
+from app.api.errors import ErrorBody
 from app.api.schemas.users import Credentials, TokenPublic, UserPublic
 from app.services import accounts, sessions
 from app.services.accounts import Login
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 
-_STATUS: dict[type[accounts.AccountError], int] = {
-    accounts.InvalidName: 422,
-    accounts.WeakPassword: 422,
-    accounts.NameTaken: 409,
-    accounts.BadCredentials: 401,
-    accounts.Banned: 403,
-    accounts.TooManyFailures: 429,
-    accounts.TooManyAccounts: 429,
-}
 THROTTLED = {"model": ErrorBody, "description": "too many attempts; see Retry-After"}
 
 
@@ -37,18 +25,6 @@ def client_address(request: Request) -> str:
     through a proxy of `forwarded_allow_ips`, so clients cannot choose the address they count
     against."""
     return request.client.host if request.client is not None else "unknown"
-
-
-@contextmanager
-def account_errors() -> Iterator[None]:
-    """Turn the service's refusals into JSON errors with the matching HTTP status."""
-    try:
-        yield
-    except accounts.AccountError as exc:
-        headers = None
-        if isinstance(exc, accounts.Throttled):
-            headers = {"Retry-After": str(exc.retry_after)}
-        raise ApiError(_STATUS.get(type(exc), 400), exc.code, str(exc), headers) from exc
 
 
 def _token(login: Login) -> TokenPublic:
@@ -71,8 +47,7 @@ async def register(
     characters, not common); at most `registrations_per_address` per
     `accounts_window_seconds` from one address."""
     address = client_address(request)
-    with account_errors():
-        return _token(await accounts.register(session, settings, body.name, body.password, address))
+    return _token(await accounts.register(session, settings, body.name, body.password, address))
 
 
 @router.post(
@@ -87,16 +62,14 @@ async def login(
     body: Credentials, request: Request, session: SessionDep, settings: SettingsDep
 ) -> TokenPublic:
     address = client_address(request)
-    with account_errors():
-        return _token(await accounts.log_in(session, settings, body.name, body.password, address))
+    return _token(await accounts.log_in(session, settings, body.name, body.password, address))
 
 
 @router.post("/guest", status_code=status.HTTP_201_CREATED, responses={429: THROTTLED})
 async def guest(request: Request, session: SessionDep, settings: SettingsDep) -> TokenPublic:
     """Play without registering, under a generated name such as `guest-7f3a2c`; at most
     `guests_per_address` per `accounts_window_seconds` from one address."""
-    with account_errors():
-        return _token(await accounts.start_guest(session, settings, client_address(request)))
+    return _token(await accounts.start_guest(session, settings, client_address(request)))
 
 
 @router.post(

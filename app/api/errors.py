@@ -1,9 +1,10 @@
 """One JSON error shape for the whole REST face: `{"error": CODE, "message": TEXT}`.
 
-Routes raise `ApiError(status, code, message)`; `install_error_handlers` renders it, FastAPI's
-validation errors (as 422 `bad_request` with `details`), plain HTTP errors and unexpected
-failures (500 `server_error`) the same way, so a client never sees a bare `{"detail": ...}` or a
-plain-text 500 page.
+Services raise `app.services.errors.ServiceError` and routes `ApiError(status, code, message)`
+for refusals of their own; `install_error_handlers` renders both, FastAPI's validation errors
+(as 422 `bad_request` with `details`), plain HTTP errors and unexpected failures (500
+`server_error`) the same way, so a client never sees a bare `{"detail": ...}` or a plain-text
+500 page.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.services.errors import ServiceError
 
 
 class ErrorBody(BaseModel):
@@ -72,6 +75,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status_code, exc.code, exc.message, headers=exc.headers)
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
+        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        return error_response(exc.http_status, exc.code, exc.message, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:

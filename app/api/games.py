@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import date
-from typing import Annotated, Literal, NoReturn
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
@@ -14,10 +14,9 @@ from app.api.deps import SessionDep
 from app.api.errors import ApiError, ErrorBody
 from app.api.params import DIGITS, ISO_DATE, NAME_PATTERN, TRUE_FALSE, GameId
 from app.api.schemas.archive import (
-    GameOut,
+    GamePublic,
     GamesPage,
-    GameStatus,
-    GameSummaryOut,
+    GameSummaryPublic,
     ResultFilter,
     Variant,
 )
@@ -25,8 +24,9 @@ from app.api.viewer import InviteQuery, ViewerDep
 from app.db.engine import Database
 from app.rules import Termination
 from app.services import archive
-from app.services.archive import ArchiveError, GameFilter, GameRecord, NotFoundError
+from app.services.archive import GameFilter, GameRecord
 from app.services.visibility import Viewer
+from app.status import GameStatus
 
 router = APIRouter(prefix="/api", tags=["games"])
 
@@ -55,10 +55,6 @@ _PDN_EXAMPLE = """[Event "Rated english game"]
 
 1. 11-15 {[%clock 0:04:58]} 23-19 {[%clock 0:04:59]} 2. 8-11 {[%clock 0:04:55]} 0-1
 """
-
-
-def raise_api_error(exc: ArchiveError) -> NoReturn:
-    raise ApiError(404 if isinstance(exc, NotFoundError) else 400, exc.code, exc.message) from exc
 
 
 def common_filter(
@@ -156,14 +152,11 @@ async def games_page(
     order: Literal["desc", "asc"],
     count: bool,
 ) -> GamesPage:
-    try:
-        page = await archive.list_games(
-            session, flt, viewer, limit=limit, cursor=cursor, order=order, with_total=count
-        )
-    except ArchiveError as exc:
-        raise_api_error(exc)
+    page = await archive.list_games(
+        session, flt, viewer, limit=limit, cursor=cursor, order=order, with_total=count
+    )
     return GamesPage(
-        data=[GameSummaryOut.of(g) for g in page.games],
+        data=[GameSummaryPublic.of(g) for g in page.games],
         count=page.total,
         next_cursor=page.next_cursor,
     )
@@ -259,10 +252,7 @@ async def export_games(
     object per line (`Accept: application/x-ndjson`). The body is streamed game by game.
     Games of private tables are exported only for their players and administrators."""
     media_type = _negotiate(accept, fmt)
-    try:
-        resolved = await archive.resolve_filter(session, flt, viewer)
-    except ArchiveError as exc:
-        raise_api_error(exc)
+    resolved = await archive.resolve_filter(session, flt, viewer)
     # The stream reads through its own session, which outlives this request's; end this one's
     # transaction first (SQLite lets one transaction at a time hold the database).
     await session.commit()
@@ -295,10 +285,7 @@ async def export_games(
 
 
 async def _load(session: SessionDep, game_id: int, viewer: Viewer) -> GameRecord:
-    try:
-        return await archive.get_game(session, game_id, viewer)
-    except ArchiveError as exc:
-        raise_api_error(exc)
+    return await archive.get_game(session, game_id, viewer)
 
 
 @router.get(
@@ -328,7 +315,7 @@ async def game_pdn(
     return Response(archive.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
 
 
-@router.get("/games/{game_id}", response_model=GameOut, responses={404: ERRORS[404]})
+@router.get("/games/{game_id}", response_model=GamePublic, responses={404: ERRORS[404]})
 async def get_game(
     session: SessionDep,
     viewer: ViewerDep,
@@ -339,7 +326,7 @@ async def get_game(
         TRUE_FALSE,
     ] = False,
     invite: InviteQuery = None,
-) -> GameOut:
+) -> GamePublic:
     """One game: players, tags, moves with clock times, result and how it ended.
 
     A game of a private table is shown to its players and administrators (send the bearer
@@ -347,7 +334,7 @@ async def get_game(
     """
     record = await _load(session, game_id, replace(viewer, invite=invite))
     if not positions:
-        return GameOut.of_record(record)
-    return GameOut.of_record(
+        return GamePublic.of_record(record)
+    return GamePublic.of_record(
         record, archive.start_position(record), archive.positions_after(record)
     )

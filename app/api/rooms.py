@@ -7,30 +7,22 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
+from app.api.schemas.common import Clock, PlayerPublic
 from app.services import tables
+from app.status import TableState
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
-
-
-class ClockPublic(BaseModel):
-    base: int  # seconds
-    increment: int  # seconds added after each move
-
-
-class PlayerPublic(BaseModel):
-    id: int
-    name: str
 
 
 class TablePublic(BaseModel):
     id: int
     room: int
     variant: Literal["english", "pool"]
-    clock: ClockPublic | None  # None: untimed
+    clock: Clock | None  # None: untimed
     colour: Literal["black", "white", "random"]  # the host's colour
     private: bool
     start_fen: str | None
-    status: Literal["open", "playing", "finished", "closed"]
+    status: TableState
     players: list[PlayerPublic]
     game: int | None  # the latest game at the table
 
@@ -40,7 +32,7 @@ class RoomPublic(BaseModel):
     slug: str
     name: str
     variant: Literal["english", "pool"]
-    clock: ClockPublic | None  # the default clock of its tables
+    clock: Clock | None  # the default clock of its tables
     open: bool
     tables: list[TablePublic]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -21,6 +21,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from app.rules import Result
+from app.status import GameStatus, TableStatus
+from app.timeutil import utcnow
+
 NAMING_CONVENTION = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -28,10 +32,6 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -120,7 +120,7 @@ class GameTable(Base):
     invite_code: Mapped[str | None] = mapped_column(String(32), unique=True)
     start_fen: Mapped[str | None] = mapped_column(String(200))
     rated: Mapped[bool] = mapped_column(Boolean, default=False)
-    status: Mapped[str] = mapped_column(String(16), default="open", index=True)  # open|closed
+    status: Mapped[str] = mapped_column(String(16), default=TableStatus.OPEN, index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The second seat: taken by whoever sits down; after a game both players keep their seats
@@ -145,8 +145,8 @@ class Game(Base):
     black_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     white_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
     start_fen: Mapped[str | None] = mapped_column(String(200))  # None: the standard start
-    status: Mapped[str] = mapped_column(String(16), default="playing")  # playing|finished|aborted
-    result: Mapped[str] = mapped_column(String(8), default="*")  # 1-0 | 0-1 | 1/2-1/2 | *
+    status: Mapped[str] = mapped_column(String(16), default=GameStatus.PLAYING)
+    result: Mapped[str] = mapped_column(String(8), default=Result.UNFINISHED)
     termination: Mapped[str | None] = mapped_column(String(24))
     clock_base_s: Mapped[int | None] = mapped_column(Integer)
     clock_increment_s: Mapped[int] = mapped_column(Integer, default=0)

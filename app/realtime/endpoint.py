@@ -44,6 +44,7 @@ from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
 from app.services import accounts, decisions, games, presence, tables
 from app.services.admin import MoveRate
+from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
 
@@ -256,7 +257,7 @@ async def _handle(hub: Hub, conn: Connection, text: str) -> None:
     handler = _HANDLERS[type(message)]
     try:
         await handler(hub, conn, message)
-    except PlayError as exc:
+    except ServiceError as exc:  # every service's refusal, as an `error` message
         conn.error(exc.code, exc.message, message.ref)
     except Exception:
         logger.exception("error handling a %s message", kind)

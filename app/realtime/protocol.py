@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from app.api.schemas.common import Clock
 from app.db.models import MAX_ID
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -51,18 +52,11 @@ class UnsubscribeLobby(Message):
     type: Literal["unsubscribe_lobby"]
 
 
-class ClockSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    base: int
-    increment: int = 0
-
-
 class Open(Message):
     type: Literal["open"]
     room: Annotated[str, Field(max_length=40), Printable] | Id
     variant: Literal["english", "pool"] | None = None
-    clock: ClockSpec | None = None  # omitted: the room's clock; null: untimed
+    clock: Clock | None = None  # omitted: the room's clock; null: untimed
     colour: Literal["black", "white", "random"] = "random"
     private: bool = False
     start_fen: Annotated[str, Field(max_length=200)] | None = None

@@ -14,7 +14,7 @@ from app.rules.errors import (
     InvalidMoveError,
     RulesError,
 )
-from app.rules.game import Game, Outcome, Termination
+from app.rules.game import Game, Outcome, Result, Termination
 from app.rules.moves import Move
 from app.rules.position import Piece, Position
 from app.rules.variants import ENGLISH, POOL, English, Pool, Variant, get_variant
@@ -36,6 +36,7 @@ __all__ = [
     "Piece",
     "Pool",
     "Position",
+    "Result",
     "RulesError",
     "Square",
     "Termination",

@@ -1,8 +1,9 @@
 """A game record: start position, moves, and how the game ended, with incremental draw tracking.
 
 The rules decide loss by having no move and the automatic draws (repetition, move limits, the
-pool kings ending) at the ply they occur. The server adds the endings it decides (resignation,
-timeout, agreement, …) through ``Game.end``. Records of games played under claim rules may go
+pool kings ending) at the ply they occur. The endings decided outside the rules (resignation,
+timeout, agreement, …) are ``Termination`` values too; ``Game.end`` records one on a record kept
+to its end. Records of games played under claim rules may go
 on past an automatic draw: ``Game(..., automatic_draws=False)`` reads them, noting the first draw
 passed (``passed_draw``) instead of ending the game; live play never sets it. Tracking is
 incremental: a move costs the same at ply 10 and at ply 300, because history that can no longer
@@ -37,6 +38,34 @@ class Termination(StrEnum):
     ADMIN = "admin"
 
 
+class Result(StrEnum):
+    """A game's PDN result. Black moves first, so ``1-0`` is a win for Black; ``*`` is a game
+    in progress or one that ended without a result (aborted)."""
+
+    BLACK_WINS = "1-0"
+    WHITE_WINS = "0-1"
+    DRAW = "1/2-1/2"
+    UNFINISHED = "*"
+
+    @classmethod
+    def win_for(cls, winner: Color) -> Result:
+        return cls.BLACK_WINS if winner is Color.BLACK else cls.WHITE_WINS
+
+    @classmethod
+    def parse(cls, text: str | None) -> Result | None:
+        """The result a text names exactly, or None."""
+        return next((result for result in cls if result.value == text), None)
+
+    @property
+    def winner(self) -> Color | None:
+        """Who won; None for a draw or no result."""
+        if self is Result.BLACK_WINS:
+            return Color.BLACK
+        if self is Result.WHITE_WINS:
+            return Color.WHITE
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """How a game ended; ``winner`` is None for a draw (and for an aborted game)."""
@@ -44,13 +73,11 @@ class Outcome:
     termination: Termination
     winner: Color | None = None
 
-    def result(self) -> str:
-        """The PDN result: ``1-0`` when Black (the first mover) won, ``0-1`` White, else a draw."""
-        if self.winner is Color.BLACK:
-            return "1-0"
-        if self.winner is Color.WHITE:
-            return "0-1"
-        return "1/2-1/2"
+    def result(self) -> Result:
+        """The PDN result: the winner's, a draw without one, no result (``*``) when aborted."""
+        if self.winner is not None:
+            return Result.win_for(self.winner)
+        return Result.UNFINISHED if self.termination is Termination.ABORTED else Result.DRAW
 
 
 class Game:
@@ -110,7 +137,10 @@ class Game:
         return self._outcome
 
     def end(self, outcome: Outcome) -> None:
-        """Record an ending the server decides (resignation, timeout, agreement, …)."""
+        """Record an ending decided outside the rules (resignation, timeout, agreement, …).
+
+        Live play does not call it: the server stores such an ending with the game and drops
+        its copy of the record. It is for callers that keep a record to the end."""
         if self._outcome is not None:
             raise GameOverError(
                 f"the game is already over ({self._outcome.termination.value}) in {self.fen()}",

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.rules.game import Game
+from app.rules.game import Game, Result
 from app.rules.moves import Move
 from app.rules.variants import ENGLISH, POOL, Variant
 
@@ -41,9 +41,13 @@ GAME_TYPE_NAMES = {
     31: "Thai draughts",
     40: "Frisian draughts",
 }
-RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
 # Scores some programs write (two points per game) mapped to the PDN results.
-_RESULT_ALIASES = {"2-0": "1-0", "0-2": "0-1", "1-1": "1/2-1/2", "0-0": "*"}
+_RESULT_ALIASES = {
+    "2-0": Result.BLACK_WINS,
+    "0-2": Result.WHITE_WINS,
+    "1-1": Result.DRAW,
+    "0-0": Result.UNFINISHED,
+}
 STANDARD_TAGS = ("Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType", "FEN")
 
 _TAG = re.compile(r'\[\s*([A-Za-z0-9_]+)\s*"((?:[^"\\]|\\.)*)"\s*\]')
@@ -64,7 +68,7 @@ class PdnGame:
 
     tags: dict[str, str] = field(default_factory=dict)
     moves: list[str] = field(default_factory=list)
-    result: str | None = None
+    result: Result | None = None
     """The game termination marker, else the Result tag, else None."""
     line: int = 0
     """The line of the file where the record starts (1-based)."""
@@ -118,7 +122,7 @@ class _Reader:
         game = self.game if self.started else None
         if game is not None and game.result is None:
             declared = game.tags.get("Result")
-            game.result = declared if declared in RESULTS else None
+            game.result = Result.parse(declared)
         self.game = PdnGame()
         self.started = False
         self.variation_depth = 0
@@ -214,7 +218,7 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
                         pos += len(word)
                 elif token.group("result"):
                     result = token.group("result")
-                    reader.game.result = _RESULT_ALIASES.get(result, result)
+                    reader.game.result = _RESULT_ALIASES.get(result) or Result(result)
                     finished = reader.take()
                     if finished is not None:
                         yield finished
@@ -242,8 +246,8 @@ def write_game(
     ``comments`` maps a ply (1 = first move) to text placed in ``{}`` after that move; clock
     readings go there. The output ends with a blank line so records can be concatenated.
     """
-    if result not in RESULTS:
-        raise ValueError(f"result must be one of {', '.join(RESULTS)}, not {result!r}")
+    if Result.parse(result) is None:
+        raise ValueError(f"result must be one of {', '.join(Result)}, not {result!r}")
     values = dict(tags)
     values["Result"] = result
     order = [t for t in STANDARD_TAGS if t in values] + [

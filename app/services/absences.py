@@ -14,6 +14,7 @@ from app.db.table_log import Executor, StoredEvent
 from app.rules import Color
 from app.services import events
 from app.services.live import LivePlay
+from app.status import GameStatus
 from app.timeutil import as_datetime
 
 
@@ -31,7 +32,7 @@ async def _mark(
             GameRow.white_away_since,
         )
         .where(
-            GameRow.status == "playing",
+            GameRow.status == GameStatus.PLAYING,
             or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
             GameRow.table_id.is_not(None),
         )

@@ -13,7 +13,7 @@ import re
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -22,9 +22,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.models import AuthToken, User, utcnow
+from app.db.models import AuthToken, User
 from app.metrics import LOGINS
 from app.services import limits
+from app.services.errors import ServiceError
+from app.timeutil import utcnow
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{3,20}")
 GUEST_PREFIX = "guest-"
@@ -64,56 +66,55 @@ HASH_WORKERS = 2
 _hash_pool = ThreadPoolExecutor(HASH_WORKERS, thread_name_prefix="argon2")
 
 
-class AccountError(Exception):
-    """A refused account operation; `code` is stable and shown to clients."""
-
-    code = "account_error"
+class AccountError(ServiceError):
+    """A refused account operation."""
 
 
 class InvalidName(AccountError):
-    code = "invalid_name"
+    def __init__(self, message: str) -> None:
+        super().__init__("invalid_name", message, http_status=422)
 
 
 class WeakPassword(AccountError):
-    code = "weak_password"
+    def __init__(self, message: str) -> None:
+        super().__init__("weak_password", message, http_status=422)
 
 
 class NameTaken(AccountError):
-    code = "name_taken"
+    def __init__(self, message: str) -> None:
+        super().__init__("name_taken", message, http_status=409)
 
 
 class BadCredentials(AccountError):
-    code = "bad_credentials"
+    def __init__(self, message: str) -> None:
+        super().__init__("bad_credentials", message, http_status=401)
 
 
 class Banned(AccountError):
-    code = "banned"
-
     def __init__(self, reason: str | None) -> None:
         self.reason = reason
-        super().__init__(f"this account is banned: {reason or 'no reason given'}")
+        message = f"this account is banned: {reason or 'no reason given'}"
+        super().__init__("banned", message, http_status=403)
 
 
 class Throttled(AccountError):
     """Refused for now; `retry_after` seconds later it may succeed."""
 
-    def __init__(self, retry_after: int, message: str) -> None:
-        self.retry_after = retry_after
-        super().__init__(f"{message}; retry in {retry_after} s")
+    def __init__(self, code: str, retry_after: int, message: str) -> None:
+        super().__init__(
+            code, f"{message}; retry in {retry_after} s", http_status=429, retry_after=retry_after
+        )
 
 
 class TooManyFailures(Throttled):
-    code = "too_many_attempts"
-
     def __init__(self, retry_after: int) -> None:
-        super().__init__(retry_after, "too many failed log-ins")
+        super().__init__("too_many_attempts", retry_after, "too many failed log-ins")
 
 
 class TooManyAccounts(Throttled):
-    code = "too_many_accounts"
-
     def __init__(self, retry_after: int, kind: str) -> None:
-        super().__init__(retry_after, f"too many new {kind} accounts from your address")
+        message = f"too many new {kind} accounts from your address"
+        super().__init__("too_many_accounts", retry_after, message)
 
 
 @dataclass(frozen=True)
@@ -123,11 +124,6 @@ class Login:
     user: User
     token: str
     expires_at: datetime
-
-
-def as_utc(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; every stored time is UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def hash_token(token: str) -> str:

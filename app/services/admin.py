@@ -23,13 +23,16 @@ from sqlalchemy import Select, delete, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User, utcnow
+from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
 from app.metrics import MOVES_ACCEPTED
-from app.rules import Termination
+from app.rules import Result, Termination
 from app.services import games, heartbeat, tables
+from app.services.errors import ServiceError
 from app.services.live import CONTROL_CHANNEL, LivePlay, PlayerRef, PlayError, read_table
+from app.status import GameStatus, TableStatus
+from app.timeutil import utcnow
 
 ROOM_SETTINGS = (
     "name",
@@ -45,18 +48,15 @@ MOVE_RATE_WINDOW_SECONDS = 60.0
 ANNOUNCE_CONCURRENCY = 8
 
 
-class AdminError(Exception):
-    """A refused action; `code` is stable and shown to clients."""
+class AdminError(ServiceError):
+    """A refused administrator's action (409 unless said otherwise)."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    http_status = 409
 
 
 class NotFound(AdminError):
     def __init__(self, what: str) -> None:
-        super().__init__("not_found", f"no {what}")
+        super().__init__("not_found", f"no {what}", http_status=404)
 
 
 class Refused(AdminError):
@@ -65,7 +65,9 @@ class Refused(AdminError):
 
 class BadCursor(AdminError):
     def __init__(self) -> None:
-        super().__init__("bad_cursor", "cursor must be a `next_cursor` from a previous page")
+        super().__init__(
+            "bad_cursor", "cursor must be a `next_cursor` from a previous page", http_status=400
+        )
 
 
 def _audit(
@@ -139,11 +141,10 @@ async def _tell_lobby(live: LivePlay, table_id: int) -> None:
 async def _end(
     live: LivePlay, session: AsyncSession, row: GameRow, result: str, note: str
 ) -> list[StoredEvent]:
-    """Record an administrator's ending on a locked game row, stopping its clock now, with
-    its events."""
-    status = "aborted" if result == "*" else "finished"
+    """Record an administrator's ending on a locked game row (aborted without a result),
+    stopping its clock now, with its events."""
     events = await games.store_ending(
-        live, session, row.id, result, Termination.ADMIN.value, status=status, reason=note, row=row
+        live, session, row.id, Result(result), Termination.ADMIN, reason=note, row=row
     )
     return events or []
 
@@ -154,7 +155,9 @@ async def _playing_at(
     """The games in progress at these tables (of `user_id` only, if given), locked."""
     if not table_ids:
         return []
-    query = select(GameRow).where(GameRow.table_id.in_(table_ids), GameRow.status == "playing")
+    query = select(GameRow).where(
+        GameRow.table_id.in_(table_ids), GameRow.status == GameStatus.PLAYING
+    )
     if user_id is not None:
         query = query.where(or_(GameRow.black_id == user_id, GameRow.white_id == user_id))
     rows = await session.scalars(query.order_by(GameRow.id).with_for_update())
@@ -168,13 +171,13 @@ async def end_game(
     row = await session.scalar(select(GameRow).where(GameRow.id == game_id).with_for_update())
     if row is None:
         raise NotFound(f"game {game_id}")
-    if row.status != "playing" or row.table_id is None:
+    if row.status != GameStatus.PLAYING or row.table_id is None:
         raise Refused("game_over", f"game {game_id} is not in progress ({row.result})")
     events = await _end(live, session, row, result, note)
     entry = _audit(
         session,
         actor,
-        "game.abort" if result == "*" else "game.adjudicate",
+        "game.abort" if result == Result.UNFINISHED else "game.adjudicate",
         "game",
         game_id,
         note,
@@ -199,7 +202,7 @@ async def close_table(
     )
     if table is None:
         raise NotFound(f"table {table_id}")
-    if table.status == "closed":
+    if table.status == TableStatus.CLOSED:
         raise Refused("table_closed", f"table {table_id} is already closed")
     ended = await _playing_at(session, [table_id])
     events: list[StoredEvent] = []
@@ -231,7 +234,7 @@ class RoomState:
 
 
 async def _open_table_ids(session: AsyncSession, room_id: int | None = None) -> list[int]:
-    query = select(GameTable.id).where(GameTable.status == "open").order_by(GameTable.id)
+    query = select(GameTable.id).where(GameTable.status == TableStatus.OPEN).order_by(GameTable.id)
     if room_id is not None:
         query = query.where(GameTable.room_id == room_id)
     return list((await session.scalars(query)).all())
@@ -342,7 +345,7 @@ async def close_room(
         (
             await session.scalars(
                 select(GameTable)
-                .where(GameTable.room_id == room_id, GameTable.status == "open")
+                .where(GameTable.room_id == room_id, GameTable.status == TableStatus.OPEN)
                 .order_by(GameTable.id)
                 .with_for_update()
             )
@@ -392,7 +395,7 @@ async def kick(
     *,
     table_id: int | None = None,
     room_id: int | None = None,
-    result: str = "*",
+    result: str = Result.UNFINISHED,
 ) -> AuditEntry:
     """Send a user away from a table, from every table of a room, or (neither) from the server.
 
@@ -404,7 +407,7 @@ async def kick(
         table = await session.get(GameTable, table_id)
         if table is None:
             raise NotFound(f"table {table_id}")
-        if table.status == "closed":
+        if table.status == TableStatus.CLOSED:
             raise Refused("table_closed", f"table {table_id} is closed")
         scope = [table_id]
     elif room_id is not None:
@@ -561,10 +564,10 @@ async def live_counts(session: AsyncSession) -> tuple[int, int]:
     playing = await session.scalar(
         select(func.count())
         .select_from(GameRow)
-        .where(GameRow.status == "playing", GameRow.table_id.is_not(None))
+        .where(GameRow.status == GameStatus.PLAYING, GameRow.table_id.is_not(None))
     )
     open_tables = await session.scalar(
-        select(func.count()).select_from(GameTable).where(GameTable.status == "open")
+        select(func.count()).select_from(GameTable).where(GameTable.status == TableStatus.OPEN)
     )
     return int(playing or 0), int(open_tables or 0)
 

@@ -24,10 +24,13 @@ from sqlalchemy.orm import aliased
 
 from app.db.models import MAX_ID, Game, GameTable, Move, Room, User
 from app.rules import Game as RulesGame
-from app.rules import RulesError, get_variant
+from app.rules import Result, RulesError, get_variant
 from app.rules.pdn import write_game
 from app.services.accounts import find_user
+from app.services.errors import ServiceError
 from app.services.visibility import ANYONE, Viewer, may_see, visible_to
+from app.status import GameStatus
+from app.timeutil import as_utc
 
 Order = Literal["desc", "asc"]
 Colour = Literal["black", "white"]
@@ -35,25 +38,18 @@ RELATIVE_RESULTS = ("win", "loss", "draw")
 
 # What each relative result means in the PDN result of a game, seen from Black or from White.
 _RELATIVE = {
-    "black": {"win": "1-0", "loss": "0-1", "draw": "1/2-1/2"},
-    "white": {"win": "0-1", "loss": "1-0", "draw": "1/2-1/2"},
+    "black": {"win": Result.BLACK_WINS, "loss": Result.WHITE_WINS, "draw": Result.DRAW},
+    "white": {"win": Result.WHITE_WINS, "loss": Result.BLACK_WINS, "draw": Result.DRAW},
 }
 
 
-class ArchiveError(Exception):
-    """A query the archive cannot answer as asked; `code` is the stable error code."""
-
-    code = "bad_request"
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
+class ArchiveError(ServiceError):
+    """A query the archive cannot answer as asked (400 unless said otherwise)."""
 
 
 class NotFoundError(ArchiveError):
-    code = "not_found"
+    def __init__(self, message: str) -> None:
+        super().__init__("not_found", message, http_status=404)
 
 
 @dataclass(frozen=True)
@@ -137,11 +133,6 @@ class PlayerProfile:
 # --- cursors -------------------------------------------------------------------------------
 
 
-def as_utc(value: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every stored time is UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
 def encode_cursor(order: Order, started_at: datetime, game_id: int) -> str:
     raw = f"{order}|{as_utc(started_at).isoformat()}|{game_id}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -157,9 +148,9 @@ def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
         if not 0 < key[1] <= MAX_ID:
             raise ValueError(game_id)
     except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
-        raise ArchiveError("cursor is not one this server issued", "bad_cursor") from None
+        raise ArchiveError("bad_cursor", "cursor is not one this server issued") from None
     if cursor_order != order:
-        raise ArchiveError(f"cursor was issued for order={cursor_order}", "bad_cursor")
+        raise ArchiveError("bad_cursor", f"cursor was issued for order={cursor_order}")
     return key
 
 
@@ -206,7 +197,7 @@ async def resolve_filter(
         end = datetime.combine(flt.until + timedelta(days=1), time(), UTC)
         common.append(Game.started_at < end)
     if flt.since is not None and flt.until is not None and flt.since > flt.until:
-        raise ArchiveError("since must not be after until")
+        raise ArchiveError("bad_request", "since must not be after until")
     if flt.room is not None:
         room_id = await session.scalar(select(Room.id).where(Room.slug == flt.room))
         if room_id is None:
@@ -215,9 +206,9 @@ async def resolve_filter(
 
     if flt.player is None:
         if flt.opponent is not None or flt.colour is not None:
-            raise ArchiveError("opponent and colour need player")
+            raise ArchiveError("bad_request", "opponent and colour need player")
         if flt.result in RELATIVE_RESULTS:
-            raise ArchiveError(f"result={flt.result} needs player")
+            raise ArchiveError("bad_request", f"result={flt.result} needs player")
         if flt.result is not None:
             common.append(Game.result == flt.result)
         return ResolvedFilter([common if visible is None else [*common, visible]])
@@ -544,13 +535,13 @@ async def player_profile(
         for variant, status, result, count, latest in rows:
             entry = stats.setdefault(variant, VariantStats())
             entry.games += count
-            if status == "playing":
+            if status == GameStatus.PLAYING:
                 entry.playing += count
             elif result == _RELATIVE[colour]["win"]:
                 entry.wins += count
             elif result == _RELATIVE[colour]["loss"]:
                 entry.losses += count
-            elif result == "1/2-1/2":
+            elif result == Result.DRAW:
                 entry.draws += count
             latest = as_utc(latest)
             last_game = latest if last_game is None else max(last_game, latest)

@@ -30,6 +30,8 @@ from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import Move as MoveRow
 from app.db.table_log import StoredEvent
+from app.rules import Result
+from app.status import GameStatus
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +62,8 @@ class MoveCommit:
     black_ms: int | None = None
     white_ms: int | None = None
     deadline: datetime | None = None  # when the side to move then runs out
-    status: str = "playing"
-    result: str = "*"
+    status: str = GameStatus.PLAYING
+    result: str = Result.UNFINISHED
     termination: str | None = None
 
 
@@ -259,7 +261,7 @@ async def _write_each(conn: AsyncConnection, moves: list[MoveCommit]) -> list[St
                 "white_clock_ms": m.white_ms,
                 "deadline_at": m.deadline,
             }
-            if m.status != "playing":
+            if m.status != GameStatus.PLAYING:
                 values |= {
                     "status": m.status,
                     "result": m.result,
@@ -271,7 +273,7 @@ async def _write_each(conn: AsyncConnection, moves: list[MoveCommit]) -> list[St
                 update(GameRow)
                 .where(
                     GameRow.id == m.game_id,
-                    GameRow.status == "playing",
+                    GameRow.status == GameStatus.PLAYING,
                     GameRow.ply_count == m.ply - 1,
                 )
                 .values(values)

@@ -11,10 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
-from app.rules import Color
+from app.rules import Color, Outcome, Termination
 from app.services import events, games
-from app.services.game_state import away_of, first_turn, offer_ply, result_for, standing_offer
+from app.services.game_state import away_of, first_turn, offer_ply, standing_offer
 from app.services.live import LivePlay, PlayError
+from app.status import GameStatus
 from app.timeutil import as_datetime
 
 Decision = Callable[[AsyncSession, GameRow, Color], Awaitable[list[StoredEvent]]]
@@ -33,7 +34,7 @@ async def _decide(live: LivePlay, user_id: int, game_id: int, action: Decision) 
             colour = Color.WHITE
         else:
             raise PlayError("not_a_player", f"you do not play in game {game_id}")
-        if row.status != "playing":
+        if row.status != GameStatus.PLAYING:
             raise PlayError("game_over", f"game {game_id} has ended ({row.result})")
         stored: list[StoredEvent] = await action(session, row, colour)
         await session.commit()
@@ -44,13 +45,11 @@ async def _end_row(
     live: LivePlay,
     session: AsyncSession,
     row: GameRow,
-    result: str,
-    termination: str,
-    status: str = "finished",
+    outcome: Outcome,
 ) -> list[StoredEvent]:
     """End the game of a locked row known to be in progress."""
     stored = await games.store_ending(
-        live, session, row.id, result, termination, status=status, row=row
+        live, session, row.id, outcome.result(), outcome.termination, row=row
     )
     assert stored is not None
     return stored
@@ -58,7 +57,7 @@ async def _end_row(
 
 async def resign(live: LivePlay, user_id: int, game_id: int) -> None:
     async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
-        return await _end_row(live, session, row, result_for(colour.other), "resignation")
+        return await _end_row(live, session, row, Outcome(Termination.RESIGNATION, colour.other))
 
     await _decide(live, user_id, game_id, act)
 
@@ -69,7 +68,7 @@ async def offer_draw(live: LivePlay, user_id: int, game_id: int) -> None:
     async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
         offer = standing_offer(row)
         if offer is colour.other:
-            return await _end_row(live, session, row, "1/2-1/2", "agreement")
+            return await _end_row(live, session, row, Outcome(Termination.AGREEMENT))
         if offer is colour or offer_ply(row, colour) == row.ply_count:
             raise PlayError("draw_offer_limit", "one draw offer per move: make a move first")
         row.draw_offer = colour.value
@@ -93,7 +92,7 @@ async def answer_draw(live: LivePlay, user_id: int, game_id: int, *, accept: boo
         if standing_offer(row) is not colour.other:
             raise PlayError("no_draw_offer", "your opponent has not offered a draw")
         if accept:
-            return await _end_row(live, session, row, "1/2-1/2", "agreement")
+            return await _end_row(live, session, row, Outcome(Termination.AGREEMENT))
         row.draw_offer = None
         assert row.table_id is not None
         return await live.record(
@@ -113,7 +112,7 @@ async def abort(live: LivePlay, user_id: int, game_id: int) -> None:
         first = first_turn(row.variant, row.start_fen)
         if row.ply_count >= (1 if colour is first else 2):
             raise PlayError("too_early", "a game can be aborted only before your first move")
-        return await _end_row(live, session, row, "*", "aborted", "aborted")
+        return await _end_row(live, session, row, Outcome(Termination.ABORTED))
 
     await _decide(live, user_id, game_id, act)
 
@@ -129,7 +128,7 @@ async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
         if time.time() < claim_at:
             raise PlayError("too_early", f"you may claim in {claim_at - time.time():.0f} seconds")
         if row.ply_count == 0:
-            return await _end_row(live, session, row, "*", "aborted", "aborted")
-        return await _end_row(live, session, row, result_for(colour), "abandoned")
+            return await _end_row(live, session, row, Outcome(Termination.ABORTED))
+        return await _end_row(live, session, row, Outcome(Termination.ABANDONED, colour))
 
     await _decide(live, user_id, game_id, act)

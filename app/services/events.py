@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.rules import Result
+
 Event = dict[str, Any]
 Player = dict[str, Any]  # {"id": …, "name": …}
 
@@ -57,13 +59,14 @@ def game_ended(
     reason: str | None = None,
 ) -> Event:
     """`reason`: an administrator's explanation, shown to the players."""
+    winner = Result(result).winner
     event = {
         "type": "game_ended",
         "table": table_id,
         "game": game_id,
         "result": result,
         "termination": termination,
-        "winner": {"1-0": "black", "0-1": "white"}.get(result),
+        "winner": None if winner is None else winner.value,
         "clocks": clocks,
     }
     if reason is not None:

@@ -1,5 +1,5 @@
-"""What a stored game's row says beyond its columns: the result's text, whose turn it is, the
-clocks, the draw offer that stands and who is away. Pure functions of the row."""
+"""What a stored game's row says beyond its columns: whose turn it is, the clocks, the draw
+offer that stands and who is away. Pure functions of the row."""
 
 from __future__ import annotations
 
@@ -11,13 +11,6 @@ from app.db.models import Game as GameRow
 from app.rules import Color, get_variant
 from app.services.clocks import GameClock
 from app.timeutil import as_unix
-
-
-def result_for(winner: Color | None) -> str:
-    """PDN result: `1-0` when Black (the first mover) won."""
-    if winner is None:
-        return "1/2-1/2"
-    return "1-0" if winner is Color.BLACK else "0-1"
 
 
 @functools.lru_cache(maxsize=1024)

@@ -27,14 +27,13 @@ from app.db.models import Move as MoveRow
 from app.db.models import User
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
-from app.rules import Color, Game, RulesError, get_variant
+from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
 from app.services import events, heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
 from app.services.game_state import (
     CLOCK_COLUMNS,
     away_of,
-    result_for,
     standing_offer,
     stored_clock,
     turn_of,
@@ -48,6 +47,7 @@ from app.services.live import (
     dumps,
     read_table,
 )
+from app.status import GameStatus
 from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ async def _get(live: LivePlay, game_id: int) -> LiveGame:
     loaded = await _read(live, game_id)
     if loaded is None:
         raise PlayError("not_found", f"no game {game_id}")
-    if loaded.status == "playing":
+    if loaded.status == GameStatus.PLAYING:
         _cache(live, loaded)
     return loaded
 
@@ -140,7 +140,7 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     """The database moved on without this cache: reload it and say why the request failed."""
     _forget(live, lg)
     fresh = await _get(live, lg.id)
-    if fresh.status != "playing":
+    if fresh.status != GameStatus.PLAYING:
         return PlayError("game_over", f"game {lg.id} has ended ({fresh.result})")
     return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
 
@@ -162,7 +162,7 @@ async def _catch_up(live: LivePlay, lg: LiveGame) -> LiveGame:
     async with live.db.engine.connect() as conn:
         rows = (await conn.execute(_CATCH_UP, {"game": lg.id, "known": known})).all()
     moves = [row.move for row in rows if row.move is not None]
-    if not rows or rows[0].status != "playing" or rows[0].ply_count != known + len(moves):
+    if not rows or rows[0].status != GameStatus.PLAYING or rows[0].ply_count != known + len(moves):
         _forget(live, lg)
         return await _get(live, lg.id)
     try:
@@ -191,7 +191,7 @@ def follow(live: LivePlay, event: StoredEvent) -> None:
         lg = live.games.get(data["game"])
         if lg is None or (lg.lock is not None and lg.lock.locked()):
             return
-        if lg.status != "playing" or lg.game.ply != data["ply"] - 1:
+        if lg.status != GameStatus.PLAYING or lg.game.ply != data["ply"] - 1:
             return
         mover = lg.game.position.turn
         try:
@@ -243,7 +243,7 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
     - no beat at all (a new database): the running turns start again now.
     """
     now = as_datetime(time.time())
-    playing = (GameRow.status == "playing", GameRow.table_id.is_not(None))
+    playing = (GameRow.status == GameStatus.PLAYING, GameRow.table_id.is_not(None))
     async with live.db.engine.begin() as conn:
         await heartbeat.lock(conn)
         await heartbeat.write(conn, instance, now)
@@ -292,7 +292,7 @@ async def playing_for(live: LivePlay, user_id: int) -> list[dict[str, int]]:
     async with live.db.session() as session:
         rows = await session.execute(
             select(GameRow.table_id, GameRow.id).where(
-                GameRow.status == "playing",
+                GameRow.status == GameStatus.PLAYING,
                 or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
                 GameRow.table_id.is_not(None),
             )
@@ -309,7 +309,7 @@ async def playing_for(live: LivePlay, user_id: int) -> list[dict[str, int]]:
 
 def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
     """The full state of a game, for snapshots."""
-    playing = lg.status == "playing"
+    playing = lg.status == GameStatus.PLAYING
     turn: Color = lg.game.position.turn
     claim_after = None
     if playing and lg.away:
@@ -345,7 +345,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
         if row is None:
             raise PlayError("not_found", f"no game {game_id}")
         lg = live.games.get(game_id)
-        if lg is None or lg.game.ply != row.ply_count or row.status != "playing":
+        if lg is None or lg.game.ply != row.ply_count or row.status != GameStatus.PLAYING:
             if lg is not None:
                 _forget(live, lg)
             lg = await _get(live, game_id)
@@ -386,12 +386,12 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
     """Validate, store, then announce one move; raise PlayError (and change nothing) if refused."""
     async with live.game_lock(game_id):
         lg = await _get(live, game_id)
-        if ply > lg.game.ply and lg.status == "playing":
+        if ply > lg.game.ply and lg.status == GameStatus.PLAYING:
             # The player has seen moves this copy has not (played through another process).
             lg = await _catch_up(live, lg)
         try:
             colour = _player(lg, user_id)
-            if lg.status != "playing":
+            if lg.status != GameStatus.PLAYING:
                 raise PlayError("game_over", f"game {lg.id} has ended ({lg.result})")
             if ply != lg.game.ply:
                 raise PlayError("stale_ply", f"game {game_id} is at ply {lg.game.ply}, not {ply}")
@@ -402,7 +402,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             raise
         now = time.time()
         if lg.clock is not None and lg.clock.left(colour, colour, now) <= 0:
-            await _end(live, game_id, result_for(colour.other), "timeout", ply=lg.game.ply)
+            await _end(live, game_id, Outcome(Termination.TIMEOUT, colour.other), ply=lg.game.ply)
             MOVES_REJECTED.labels("game_over").inc()
             raise PlayError("game_over", "your time ran out")
         try:
@@ -419,7 +419,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         table_after: TableInfo | None = None
         if outcome is not None:
             ending = {
-                "status": "finished",
+                "status": GameStatus.FINISHED,
                 "result": outcome.result(),
                 "termination": outcome.termination.value,
             }
@@ -430,7 +430,9 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 )
             )
             if lg.table is not None:  # both players stay seated, for a rematch
-                table_after = replace(lg.table, game_status="finished", rematch=frozenset())
+                table_after = replace(
+                    lg.table, game_status=GameStatus.FINISHED, rematch=frozenset()
+                )
                 made.append(live.table_update(table_after))
         elif clock is not None:
             deadline = as_datetime(clock.deadline(lg.game.position.turn))
@@ -461,7 +463,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         await live.announce(stored)
         if outcome is not None:
             lg.status, lg.result, lg.termination = (
-                "finished",
+                GameStatus.FINISHED,
                 ending["result"],
                 ending["termination"],
             )
@@ -502,20 +504,24 @@ async def store_ending(
     live: LivePlay,
     db: AsyncSession,
     game_id: int,
-    result: str,
-    termination: str,
+    result: Result,
+    termination: Termination,
     *,
-    status: str = "finished",
     reason: str | None = None,
     ply: int | None = None,
     row: GameRow | None = None,
 ) -> list[StoredEvent] | None:
     """End a game in progress in the caller's transaction, with its events (`game_ended` and
     the table's `table_update`); None if it is not in progress (or, given `ply`, has moved on).
-    `reason` is an administrator's explanation, shown to the players."""
+    Without a result (`*`) the game is aborted. `reason` is an administrator's explanation,
+    shown to the players."""
     if row is None:
         row = await locked_row(db, game_id)
-    if row is None or row.status != "playing" or (ply is not None and row.ply_count != ply):
+    if (
+        row is None
+        or row.status != GameStatus.PLAYING
+        or (ply is not None and row.ply_count != ply)
+    ):
         return None
     now = time.time()
     clock = stored_clock(row)
@@ -525,7 +531,7 @@ async def store_ending(
         row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, now))
         row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, now))
         clocks = {"black": row.black_clock_ms, "white": row.white_clock_ms}
-    row.status, row.result, row.termination = status, result, termination
+    row.status, row.result, row.termination = GameStatus.ended_with(result), result, termination
     row.finished_at, row.deadline_at, row.draw_offer = as_datetime(now), None, None
     row.black_away_since = row.white_away_since = None
     await db.flush()
@@ -558,17 +564,15 @@ async def after(live: LivePlay, game_id: int, stored: list[StoredEvent]) -> None
 async def _end(
     live: LivePlay,
     game_id: int,
-    result: str,
-    termination: str,
+    outcome: Outcome,
     *,
-    status: str = "finished",
     ply: int | None = None,
 ) -> bool:
     """Store and announce an ending the server decided; False if the game was not in progress
     (or had moved on from `ply`)."""
     async with live.db.session() as session:
         stored = await store_ending(
-            live, session, game_id, result, termination, status=status, ply=ply
+            live, session, game_id, outcome.result(), outcome.termination, ply=ply
         )
         if stored is None:
             return False
@@ -585,7 +589,7 @@ def _arm(live: LivePlay, lg: LiveGame) -> None:
     if lg.timer is not None:
         lg.timer.cancel()
         lg.timer = None
-    if lg.clock is None or lg.status != "playing":
+    if lg.clock is None or lg.status != GameStatus.PLAYING:
         return
     delay = max(0.0, lg.clock.deadline(lg.game.position.turn) - time.time())
     game_id = lg.id
@@ -599,7 +603,7 @@ async def flag(live: LivePlay, game_id: int) -> bool:
         try:
             async with live.db.session() as session:
                 row = await locked_row(session, game_id)
-                if row is None or row.status != "playing":
+                if row is None or row.status != GameStatus.PLAYING:
                     return False
                 clock = stored_clock(row)
                 if clock is None:
@@ -612,8 +616,9 @@ async def flag(live: LivePlay, game_id: int) -> bool:
                     elif lg is not None:
                         _arm(live, lg)
                     return False
+                ending = Outcome(Termination.TIMEOUT, turn.other)
                 stored = await store_ending(
-                    live, session, game_id, result_for(turn.other), "timeout", row=row
+                    live, session, game_id, ending.result(), ending.termination, row=row
                 )
                 assert stored is not None
                 await session.commit()
@@ -631,7 +636,7 @@ async def flag_due(live: LivePlay) -> int:
         due = (
             await session.scalars(
                 select(GameRow.id).where(
-                    GameRow.status == "playing",
+                    GameRow.status == GameStatus.PLAYING,
                     GameRow.deadline_at.is_not(None),
                     GameRow.deadline_at <= as_datetime(time.time()),
                 )

@@ -29,7 +29,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import BinaryIO
 
 try:
@@ -42,6 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.engine import Database
 from app.db.models import ServerHeartbeat
+from app.timeutil import as_utc, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -52,11 +53,6 @@ KEEP = timedelta(days=1)  # beats older than this are pruned
 
 def new_instance() -> str:
     return secrets.token_hex(8)
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes, which are UTC."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,14 +129,14 @@ async def others(
     fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
     running = False
     for other, beat_at, stopped in rows:
-        if alone or stopped or _aware(beat_at) < fresh_after:
+        if alone or stopped or as_utc(beat_at) < fresh_after:
             continue
         if conn.dialect.name != "postgresql" or await _holds_lock(conn, other):
             running = True
             break
     return Others(
         running=running,
-        last_alive=max((_aware(beat_at) for _, beat_at, _ in rows), default=None),
+        last_alive=max((as_utc(beat_at) for _, beat_at, _ in rows), default=None),
     )
 
 
@@ -296,7 +292,7 @@ class Heartbeat:
     async def beat(self, stopped: bool = False) -> None:
         load = Load() if stopped else self.load()
         async with self.db.engine.begin() as conn:
-            await write(conn, self.instance, datetime.now(UTC), stopped, load)
+            await write(conn, self.instance, utcnow(), stopped, load)
 
     async def _run(self) -> None:
         while True:

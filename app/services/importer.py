@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,9 +25,11 @@ from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db.models import Game, Move, User
-from app.rules import Color, RulesError
-from app.rules.pdn import RESULTS, PdnError, PdnGame
+from app.rules import Color, Result, RulesError
+from app.rules.pdn import PdnError, PdnGame
 from app.rules.record import replay_record
+from app.status import GameStatus
+from app.timeutil import as_utc, utcnow
 
 NAME_MAX = 32  # users.name
 # Tags that, with the moves, tell two records apart (two problems may share a position).
@@ -84,7 +86,7 @@ def _played_on(text: str) -> datetime | None:
     """The PDN Date when it is a complete date (`1996.01.13`, `1996-01-13`), else None."""
     for sep in ".-/":
         try:
-            return datetime.strptime(text, f"%Y{sep}%m{sep}%d").replace(tzinfo=UTC)
+            return as_utc(datetime.strptime(text, f"%Y{sep}%m{sep}%d"))
         except ValueError:
             continue
     return None
@@ -106,9 +108,10 @@ def check_game(record: PdnGame) -> CheckedGame:
         variant = record.variant()
     except PdnError as exc:
         raise RejectedGame(str(exc)) from None
-    result = (record.result or tags.get("Result") or "*").strip()
-    if result not in RESULTS:
-        raise RejectedGame(f"unknown result {result!r}")
+    declared = (record.result or tags.get("Result") or Result.UNFINISHED).strip()
+    result = Result.parse(declared)
+    if result is None:
+        raise RejectedGame(f"unknown result {declared!r}")
     fen = tags.get("FEN", "").strip() or None
     try:
         start = variant.position(fen)
@@ -123,7 +126,7 @@ def check_game(record: PdnGame) -> CheckedGame:
         raise RejectedGame(f"move {number} {record.moves[ply - 1]}: {replay.error}")
     moves = [str(move) for move in replay.game.moves]
     outcome = replay.outcome()
-    if outcome is not None and result != "*" and outcome.result() != result:
+    if outcome is not None and result is not Result.UNFINISHED and outcome.result() is not result:
         raise RejectedGame(
             f"result {result} contradicts the final position "
             f"({outcome.termination.value}: {outcome.result()})"
@@ -235,7 +238,7 @@ class Importer:
             black_id=None if checked.black is None else self._user_ids[checked.black],
             white_id=None if checked.white is None else self._user_ids[checked.white],
             start_fen=checked.start_fen,
-            status="finished",
+            status=GameStatus.FINISHED,
             result=checked.result,
             termination=checked.termination,
             ply_count=len(checked.moves),
@@ -247,7 +250,7 @@ class Importer:
         )
 
     async def _store(self, batch: list[CheckedGame]) -> None:
-        now = datetime.now(UTC)
+        now = utcnow()
         async with self._sessionmaker() as session, session.begin():
             keys = [g.import_key for g in batch]
             query = select(Game.import_key).where(Game.import_key.in_(keys))

@@ -38,8 +38,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.models import RateLimit, utcnow
-from app.timeutil import as_utc
+from app.db.models import RateLimit
+from app.timeutil import as_utc, utcnow
 
 KEY_PART_LENGTH = 64  # of an address or a name in a key (rate_limits.key holds 160)
 PRUNE_BATCH = 500

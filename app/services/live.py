@@ -31,10 +31,12 @@ from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import GameTable, User
 from app.db.table_log import Executor, StoredEvent
-from app.rules import Color, Game
+from app.rules import Color, Game, Result
 from app.services import events
 from app.services.clocks import GameClock
 from app.services.commits import MoveWriter
+from app.services.errors import ServiceError
+from app.status import GameStatus, TableState, TableStatus
 
 logger = logging.getLogger(__name__)
 
@@ -46,13 +48,10 @@ def table_channel(table_id: int) -> str:
     return f"table:{table_id}"
 
 
-class PlayError(Exception):
-    """A refused request; `code` is one of the documented protocol error codes."""
+class PlayError(ServiceError):
+    """A refused play request; `code` is one of the documented protocol error codes."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+    http_status = 409
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +76,8 @@ class LiveGame:
     white: PlayerRef
     game: Game
     clock: GameClock | None
-    status: str = "playing"
-    result: str = "*"
+    status: str = GameStatus.PLAYING
+    result: str = Result.UNFINISHED
     termination: str | None = None
     draw_offer: Color | None = None  # the standing offer, as last read or written here
     # Unix seconds since which a player has had no connection, as last read or written here.
@@ -136,12 +135,12 @@ class TableInfo:
         return [p for p in (self.owner, self.guest) if p is not None]
 
     @property
-    def status(self) -> str:
+    def status(self) -> TableState:
         if self.closed:
-            return "closed"
-        if self.game_status == "playing":
-            return "playing"
-        return "finished" if self.guest is not None else "open"
+            return TableState.CLOSED
+        if self.game_status == GameStatus.PLAYING:
+            return TableState.PLAYING
+        return TableState.FINISHED if self.guest is not None else TableState.OPEN
 
     def seated(self, user_id: int | None) -> bool:
         return user_id is not None and any(p.id == user_id for p in self.players)
@@ -210,7 +209,7 @@ async def read_table(db: Executor, table_id: int, *, lock: bool = False) -> Tabl
         start_fen=fen,
         owner=PlayerRef(owner_id, owner_name or "?") if owner_id is not None else None,
         guest=PlayerRef(guest_id, guest_name or "?") if guest_id is not None else None,
-        closed=status == "closed",
+        closed=status == TableStatus.CLOSED,
         game_id=game_id,
         game_status=game_status,
         rematch=frozenset(rematch or ()),

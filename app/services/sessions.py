@@ -15,9 +15,9 @@ from collections.abc import Collection
 from sqlalchemy import select
 
 from app.db.engine import Database
-from app.db.models import AuthToken, utcnow
-from app.services.accounts import as_utc
+from app.db.models import AuthToken
 from app.services.live import CONTROL_CHANNEL, LivePlay
+from app.timeutil import as_utc, utcnow
 
 LOGGED_OUT = "logged out"
 EXPIRED = "token expired"

@@ -19,7 +19,7 @@ from app.db import table_log
 from app.db.models import Game as GameRow
 from app.db.models import GameTable, Presence, Room, User
 from app.db.table_log import Executor, StoredEvent
-from app.rules import Color, Game, RulesError, get_variant
+from app.rules import Color, Game, Result, RulesError, get_variant
 from app.services import absences, events, games, heartbeat
 from app.services.clocks import GameClock
 from app.services.live import (
@@ -31,6 +31,7 @@ from app.services.live import (
     read_table,
 )
 from app.services.rooms import find_room, room_payload
+from app.status import GameStatus, TableState, TableStatus
 from app.timeutil import as_datetime
 
 MAX_CLOCK_BASE_S = 3 * 3600
@@ -164,7 +165,7 @@ async def open_table(
         hosted = await session.scalar(
             select(func.count())
             .select_from(GameTable)
-            .where(GameTable.owner_id == user.id, GameTable.status == "open")
+            .where(GameTable.owner_id == user.id, GameTable.status == TableStatus.OPEN)
         )
         most = live.settings.tables_per_user
         if (hosted or 0) >= most:
@@ -172,7 +173,7 @@ async def open_table(
         tables_in_room = await session.scalar(
             select(func.count())
             .select_from(GameTable)
-            .where(GameTable.room_id == room.id, GameTable.status == "open")
+            .where(GameTable.room_id == room.id, GameTable.status == TableStatus.OPEN)
         )
         if (tables_in_room or 0) >= room.table_limit:
             raise PlayError("room_closed", f"room {room.name} has no free table")
@@ -215,7 +216,7 @@ async def _create_game(
     """Store a new game at the (locked) table, Black and White now its two seats."""
     if table.closed:
         raise PlayError("not_found", f"table {table.id} is closed")
-    if table.game_status == "playing":
+    if table.game_status == GameStatus.PLAYING:
         raise PlayError("seat_taken", f"a game is already in progress at table {table.id}")
     now = time.time()
     started = as_datetime(now)
@@ -229,8 +230,8 @@ async def _create_game(
             black_id=black.id,
             white_id=white.id,
             start_fen=table.start_fen,
-            status="playing",
-            result="*",
+            status=GameStatus.PLAYING,
+            result=Result.UNFINISHED,
             clock_base_s=table.clock_base_s,
             clock_increment_s=table.clock_increment_s,
             black_clock_ms=base_ms,
@@ -265,7 +266,7 @@ async def _create_game(
         clock=clock,
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
-    table.game_id, table.game_status = game_id, "playing"
+    table.game_id, table.game_status = game_id, GameStatus.PLAYING
     stored = await live.record(
         db,
         table.id,
@@ -331,7 +332,7 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         players = table.players
         if not table.seated(user.id):
             raise PlayError("not_a_player", f"you do not sit at table {table_id}")
-        if table.status != "finished" or len(players) != 2:
+        if table.status != TableState.FINISHED or len(players) != 2:
             raise PlayError("too_early", "a rematch needs a finished game and both players")
         asking = table.rematch | {user.id}
         if len(asking) < 2:
@@ -364,7 +365,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         table = await _locked(session, table_id)
         if not table.seated(user.id):
             raise PlayError("not_a_player", f"you do not sit at table {table_id}")
-        if table.status == "playing":
+        if table.status == TableState.PLAYING:
             raise PlayError("game_in_progress", "resign or abort the game before leaving")
         remaining = [p for p in table.players if p.id != user.id]
         now = as_datetime(time.time())
@@ -375,7 +376,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             values["owner_id"] = remaining[0].id
         else:
             table.closed = True
-            values |= {"status": "closed", "closed_at": now}
+            values |= {"status": TableStatus.CLOSED, "closed_at": now}
         await session.execute(update(GameTable).where(GameTable.id == table_id).values(values))
         out = [live.table_update(table)]
         if table.closed:
@@ -392,10 +393,10 @@ async def seats_of(db: Executor, user_ids: list[int] | None) -> list[tuple[int, 
     if user_ids is not None and not user_ids:
         return []
     playing = select(GameRow.id).where(
-        GameRow.table_id == GameTable.id, GameRow.status == "playing"
+        GameRow.table_id == GameTable.id, GameRow.status == GameStatus.PLAYING
     )
     query = select(GameTable.id, GameTable.owner_id, GameTable.guest_id).where(
-        GameTable.status == "open", ~playing.exists()
+        GameTable.status == TableStatus.OPEN, ~playing.exists()
     )
     if user_ids is not None:
         query = query.where(or_(GameTable.owner_id.in_(user_ids), GameTable.guest_id.in_(user_ids)))
@@ -457,7 +458,7 @@ async def record_closing(
     await db.execute(
         update(GameTable)
         .where(GameTable.id == table_id)
-        .values(status="closed", closed_at=now, guest_id=None, rematch=None)
+        .values(status=TableStatus.CLOSED, closed_at=now, guest_id=None, rematch=None)
     )
     table = await read_table(db, table_id)
     assert table is not None
@@ -481,7 +482,7 @@ async def lobby(live: LivePlay) -> list[dict[str, Any]]:
         table_ids = (
             await session.scalars(
                 select(GameTable.id)
-                .where(GameTable.status == "open", GameTable.is_private.is_(False))
+                .where(GameTable.status == TableStatus.OPEN, GameTable.is_private.is_(False))
                 .order_by(GameTable.id)
             )
         ).all()

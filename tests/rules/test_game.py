@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.rules import Color, Game, GameOverError, Outcome, Termination, get_variant
+from app.rules import Color, Game, GameOverError, Outcome, Result, Termination, get_variant
 
 
 def test_a_game_records_moves_and_positions() -> None:
@@ -41,6 +41,14 @@ def test_outcome_results_follow_pdn() -> None:
     assert Outcome(Termination.TIMEOUT, Color.BLACK).result() == "1-0"
     assert Outcome(Termination.NO_MOVES, Color.WHITE).result() == "0-1"
     assert Outcome(Termination.AGREEMENT).result() == "1/2-1/2"
+    assert Outcome(Termination.ABORTED).result() == "*"
+
+
+def test_results_are_the_pdn_texts() -> None:
+    assert [r.value for r in Result] == ["1-0", "0-1", "1/2-1/2", "*"]
+    assert Result.win_for(Color.WHITE) is Result.WHITE_WINS and Result.DRAW.winner is None
+    assert Result("1-0").winner is Color.BLACK and Result.UNFINISHED.winner is None
+    assert Result.parse("0-1") is Result.WHITE_WINS and Result.parse("2-0") is None
 
 
 def test_termination_and_color_values_are_stable_strings() -> None:

@@ -6,17 +6,21 @@ converted (`true`, `"7"` or `7.0` are not the integer 7, `0` or `"false"` not a 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app import rules
 from app.api.params import MAX_ID, NAME_PATTERN, TEXT_PATTERN, WORDS_PATTERN
+from app.api.schemas.common import Clock, PlayerPublic
 from app.api.schemas.users import UtcDatetime
-from app.services.tables import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S
 
 Variant = Literal["english", "pool"]
+# The values of `app.rules.Result`, spelled out: strict request validation takes them as text.
 Result = Literal["*", "1-0", "0-1", "1/2-1/2"]
 Decision = Literal["1-0", "0-1", "1/2-1/2"]
+assert set(get_args(Result)) == set(rules.Result)
+assert set(get_args(Decision)) == set(rules.Result) - {rules.Result.UNFINISHED}
 
 Reason = Annotated[
     str,
@@ -46,22 +50,6 @@ EndResult = Annotated[
 ]
 
 
-class Clock(BaseModel):
-    """A Fischer time control in seconds."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    base: int = Field(ge=1, le=MAX_CLOCK_BASE_S, description="Time each player starts with.")
-    increment: int = Field(
-        default=0, ge=0, le=MAX_CLOCK_INCREMENT_S, description="Added after each move."
-    )
-
-
-class PlayerOut(BaseModel):
-    id: int
-    name: str
-
-
 _ROOM_EXAMPLE: dict[str, Any] = {
     "id": 2,
     "slug": "english-blitz",
@@ -79,7 +67,7 @@ _ROOM_EXAMPLE: dict[str, Any] = {
 }
 
 
-class RoomOut(BaseModel):
+class AdminRoomPublic(BaseModel):
     """A room with its settings and what happens in it now."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_ROOM_EXAMPLE]})
@@ -245,7 +233,7 @@ _TABLE_EXAMPLE: dict[str, Any] = {
 }
 
 
-class TableOut(BaseModel):
+class AdminTablePublic(BaseModel):
     """A table that is not closed, as live play sees it."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_TABLE_EXAMPLE]})
@@ -262,22 +250,22 @@ class TableOut(BaseModel):
     status: Literal["open", "playing", "finished"] = Field(
         description="`open`: waiting for a player; `finished`: a game ended, rematch possible."
     )
-    players: list[PlayerOut]
+    players: list[PlayerPublic]
     game: int | None = Field(description="The latest game's id (in progress when `playing`).")
     spectators: int = Field(description="People watching without a seat (this process).")
 
 
 class TablesList(BaseModel):
-    data: list[TableOut]
+    data: list[AdminTablePublic]
     count: int
 
 
 class RoomsList(BaseModel):
-    data: list[RoomOut]
+    data: list[AdminRoomPublic]
     count: int
 
 
-class UserOut(BaseModel):
+class AdminUserPublic(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -308,11 +296,11 @@ class UserOut(BaseModel):
 
 
 class UsersPage(BaseModel):
-    data: list[UserOut]
+    data: list[AdminUserPublic]
     count: int = Field(description="Users matching the filters in all.")
 
 
-class AuditEntryOut(BaseModel):
+class AuditEntryPublic(BaseModel):
     """One administrator action: who did what to what, when, and why."""
 
     model_config = ConfigDict(
@@ -348,11 +336,11 @@ class AuditEntryOut(BaseModel):
 
 
 class AuditPage(BaseModel):
-    data: list[AuditEntryOut]
+    data: list[AuditEntryPublic]
     next_cursor: str | None = Field(description="Pass as `cursor` for older entries.")
 
 
-class StatusOut(BaseModel):
+class StatusPublic(BaseModel):
     """Server health and the whole server's load: games and tables from the database; the
     connections and moves of the process answering as they are now, those of the other
     processes as of their last heartbeat (at most `HEARTBEAT_SECONDS` old)."""

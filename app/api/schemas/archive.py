@@ -9,9 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from app.services.archive import GameRecord, GameSummary, PlayerProfile
+from app.status import GameStatus
 
 Variant = Literal["english", "pool"]
-GameStatus = Literal["playing", "finished", "aborted"]
 ResultFilter = Literal["1-0", "0-1", "1/2-1/2", "*", "win", "loss", "draw"]
 
 _SUMMARY_EXAMPLE: JsonDict = {
@@ -34,12 +34,14 @@ _SUMMARY_EXAMPLE: JsonDict = {
 }
 
 
-class Clock(BaseModel):
+class TimeControlPublic(BaseModel):
+    """A stored game's time control."""
+
     base_s: int = Field(description="Time each player starts with, in seconds.")
     increment_s: int = Field(description="Seconds added after each move.")
 
 
-class GameSummaryOut(BaseModel):
+class GameSummaryPublic(BaseModel):
     """A game as listed in a history page."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [_SUMMARY_EXAMPLE]})
@@ -55,14 +57,14 @@ class GameSummaryOut(BaseModel):
     room: str | None = Field(description="Slug of the room the game was played in.")
     source: Literal["live", "import"]
     start_fen: str | None = Field(description="Start position, null for the standard start.")
-    clock: Clock | None = Field(description="Time control, null for an untimed game.")
+    clock: TimeControlPublic | None = Field(description="Time control, null for an untimed game.")
     ply_count: int
     started_at: datetime
     last_move_at: datetime | None
     finished_at: datetime | None
 
     @classmethod
-    def of(cls, game: GameSummary) -> GameSummaryOut:
+    def of(cls, game: GameSummary) -> GameSummaryPublic:
         return cls(**_summary_fields(game))
 
 
@@ -70,7 +72,7 @@ def _summary_fields(game: GameSummary) -> dict[str, Any]:
     clock = (
         None
         if game.clock_base_s is None
-        else Clock(base_s=game.clock_base_s, increment_s=game.clock_increment_s)
+        else TimeControlPublic(base_s=game.clock_base_s, increment_s=game.clock_increment_s)
     )
     return {
         "id": game.id,
@@ -101,7 +103,7 @@ class GamesPage(BaseModel):
         }
     )
 
-    data: list[GameSummaryOut]
+    data: list[GameSummaryPublic]
     count: int | None = Field(
         description="How many games match the filters in all (null when `count=false`)."
     )
@@ -110,7 +112,7 @@ class GamesPage(BaseModel):
     )
 
 
-class MoveOut(BaseModel):
+class MovePublic(BaseModel):
     ply: int = Field(description="1 for Black's first move.")
     move: str = Field(description="PDN move text, every landing square of a capture listed.")
     clock_ms: int | None = Field(description="The mover's time left after the move.")
@@ -120,7 +122,7 @@ class MoveOut(BaseModel):
     )
 
 
-class GameOut(GameSummaryOut):
+class GamePublic(GameSummaryPublic):
     """One game with its tags and moves."""
 
     model_config = ConfigDict(
@@ -150,14 +152,14 @@ class GameOut(GameSummaryOut):
     start_position: str | None = Field(
         default=None, description="FEN of the start position (only with `positions=true`)."
     )
-    moves: list[MoveOut]
+    moves: list[MovePublic]
 
     @classmethod
     def of_record(
         cls, game: GameRecord, start: str | None = None, fens: list[str | None] | None = None
-    ) -> GameOut:
+    ) -> GamePublic:
         moves = [
-            MoveOut(
+            MovePublic(
                 ply=i + 1,
                 move=text,
                 clock_ms=game.clocks_ms[i],
@@ -182,7 +184,7 @@ class VariantRecord(BaseModel):
     playing: int = Field(description="Games in progress.")
 
 
-class PlayerOut(BaseModel):
+class PlayerProfilePublic(BaseModel):
     """A player and their record per variant."""
 
     model_config = ConfigDict(
@@ -210,7 +212,7 @@ class PlayerOut(BaseModel):
     variants: dict[str, VariantRecord]
 
     @classmethod
-    def of(cls, profile: PlayerProfile) -> PlayerOut:
+    def of(cls, profile: PlayerProfile) -> PlayerProfilePublic:
         return cls(
             name=profile.name,
             kind=profile.kind,

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.api.params import NAME_PATTERN
-from app.services.accounts import as_utc
+from app.timeutil import as_utc
 
 # Every stored time is UTC, but SQLite hands them back without a zone: say so in the JSON.
 UtcDatetime = Annotated[datetime, AfterValidator(as_utc)]
