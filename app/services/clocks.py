@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.rules import Color
+from app.services.events import Clocks
 
 
 @dataclass(slots=True)
@@ -42,7 +43,7 @@ class GameClock:
         black, white = (spent, self.white_ms) if mover is Color.BLACK else (self.black_ms, spent)
         return GameClock(self.increment_ms, black, white, now)
 
-    def payload(self, turn: Color | None, now: float) -> dict[str, int]:
+    def payload(self, turn: Color | None, now: float) -> Clocks:
         """Both times left at `now` (the side to move's clock running unless `turn` is None)."""
         if turn is None:
             return {"black": max(0, self.black_ms), "white": max(0, self.white_ms)}

@@ -187,7 +187,7 @@ def follow(live: LivePlay, event: StoredEvent) -> None:
     Anything else (a copy further behind, or busy under its lock) is left to `_catch_up`."""
     payload = event.payload
     if payload.startswith(_MOVE_HEAD):
-        data = json.loads(payload)
+        data: events.MoveEvent = json.loads(payload)
         lg = live.games.get(data["game"])
         if lg is None or (lg.lock is not None and lg.lock.locked()):
             return
@@ -367,7 +367,7 @@ def _player(lg: LiveGame, user_id: int) -> Color:
 
 def _move_event(
     lg: LiveGame, move_text: str, clock: GameClock | None, now: float, over: bool
-) -> dict[str, Any]:
+) -> events.MoveEvent:
     turn: Color = lg.game.position.turn
     return events.move(
         lg.table_id,
@@ -413,7 +413,9 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         clock = lg.clock.after_move(colour, now) if lg.clock is not None else None
         outcome = lg.game.outcome()
         move_text = str(move)
-        made = [_move_event(lg, move_text, clock, now, outcome is not None)]
+        made: list[events.TableEvent] = [
+            _move_event(lg, move_text, clock, now, outcome is not None)
+        ]
         ending: dict[str, Any] = {}
         deadline = None
         table_after: TableInfo | None = None
@@ -525,7 +527,7 @@ async def store_ending(
         return None
     now = time.time()
     clock = stored_clock(row)
-    clocks = None
+    clocks: events.Clocks | None = None
     if clock is not None:
         turn = turn_of(row)
         row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, now))

@@ -16,7 +16,7 @@ import asyncio
 import json
 import logging
 import weakref
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -59,7 +59,7 @@ class PlayerRef:
     id: int
     name: str
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> events.Player:
         return {"id": self.id, "name": self.name}
 
 
@@ -276,10 +276,10 @@ class LivePlay:
         task.add_done_callback(self._tasks.discard)
 
     async def record(
-        self, db: Executor, table_id: int, events: Sequence[dict[str, Any]], at: datetime
+        self, db: Executor, table_id: int, made: Sequence[events.TableEvent], at: datetime
     ) -> list[StoredEvent]:
         """Store a table's events in the caller's transaction (see `table_log.append`)."""
-        return await table_log.append(db, table_id, [dumps(e) for e in events], at)
+        return await table_log.append(db, table_id, [dumps(e) for e in made], at)
 
     async def announce(self, events: Sequence[StoredEvent]) -> None:
         """Send stored events: to this process's clients at once, and a ring on the broker for
@@ -328,7 +328,7 @@ class LivePlay:
             "spectators": self.count_spectators(table),
         }
 
-    def table_update(self, table: TableInfo) -> dict[str, Any]:
+    def table_update(self, table: TableInfo) -> events.TableUpdate:
         """The `table_update` event of a table's new state."""
         return events.table_update(table.id, self.table_payload(table))
 
@@ -347,5 +347,5 @@ class LivePlay:
         await self.publish(LOBBY_CHANNEL, event)
 
 
-def dumps(payload: dict[str, Any]) -> str:
+def dumps(payload: Mapping[str, Any]) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)

@@ -378,7 +378,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             table.closed = True
             values |= {"status": TableStatus.CLOSED, "closed_at": now}
         await session.execute(update(GameTable).where(GameTable.id == table_id).values(values))
-        out = [live.table_update(table)]
+        out: list[events.TableEvent] = [live.table_update(table)]
         if table.closed:
             out.append(events.table_closed(table_id, "everyone left"))
         stored = await live.record(session, table_id, out, now)
