@@ -102,6 +102,27 @@ async def test_of_two_writers_racing_for_a_ply_exactly_one_stores_it(db: Databas
         assert list(seqs) == [1, 2]  # the refused move numbered nothing
 
 
+async def _other_connections(db: Database) -> int:
+    async with db.engine.connect() as conn:
+        count = await conn.scalar(
+            text(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+    return count or 0
+
+
+async def _writers_connected(db: Database, writer: MoveWriter) -> None:
+    """Each writer task opens its connection as it starts: on a busy machine the last ones may
+    not have yet when the first move is stored."""
+    for _ in range(100):
+        if await _other_connections(db) >= writer.writers:
+            return
+        await asyncio.sleep(0.05)
+    pytest.fail("the writers did not connect")
+
+
 async def _kill_other_connections(db: Database) -> int:
     async with db.engine.connect() as conn:
         # Every other connection to the database: the writers' among them.
@@ -126,6 +147,7 @@ async def test_the_first_move_after_the_database_dropped_its_connections_is_stor
     try:
         (game,) = await new_games(db, 1)
         assert await stored(writer, move(game, 1, "11-15"))
+        await _writers_connected(db, writer)
         assert await _kill_other_connections(db) >= writer.writers
         assert await stored(writer, move(game, 2, "22-18"))
         assert await _kill_other_connections(db) >= 1
@@ -149,6 +171,7 @@ async def test_a_writer_whose_connection_dies_reconnects_and_leaves_the_pool_as_
     try:
         (game,) = await new_games(db, 1)
         assert await stored(writer, move(game, 1, "11-15"))
+        await _writers_connected(db, writer)
         assert await _kill_other_connections(db) >= writer.writers
         # A move sent while the connections are down fails or waits; none is half stored.
         for ply, text_ in ((2, "22-18"), (3, "15-19")):
