@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
     allowed_origins: str = ""
 
+    # Flooding: the messages per second, in units (a ping 1, a snapshot or a write several; see
+    # app/realtime/budgets.py), that all the sockets of one client address share, with bursts
+    # of twice as many. Beyond, its sockets are read more slowly. 0: no budget.
+    ws_messages_per_second_per_ip: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 100.0
+
     @property
     def broker_url(self) -> str:
         """`memory://` unless Redis is configured."""

@@ -434,6 +434,7 @@ async def servers(
         "PYTHONPATH": str(ROOT),
         # Every bot connects from this host: no cap per address.
         "WS_MAX_PER_IP": "0",
+        "WS_MESSAGES_PER_SECOND_PER_IP": "0",  # nor a message budget per address
         # Bots answer within a millisecond; the per-connection limit is set for people.
         "WS_MESSAGES_PER_SECOND": "1000",
         # Every bot comes from this host.

@@ -127,6 +127,7 @@ async def main() -> None:
             "PYTHONPATH": str(ROOT),
             # Every bot connects from this host: no cap per address.
             "WS_MAX_PER_IP": "0",
+            "WS_MESSAGES_PER_SECOND_PER_IP": "0",  # nor a message budget per address
             "GUESTS_PER_ADDRESS": "1000000",  # every bot comes from this host
         }
         env.pop("REDIS_URL", None)

@@ -8,9 +8,9 @@
   re-seeded before each test. So concurrent test runs never share tables.
 - `blank_db_url`: the same two kinds, but empty and never migrated (for migration tests).
 - `settings`: `Settings` for `db_url`, built from defaults only (never from the environment; CI
-  exports REDIS_URL): embedded broker `memory://`, guests and registrations per address
-  practically unlimited (every test client is 127.0.0.1). `make_settings(**overrides)` builds
-  others.
+  exports REDIS_URL): embedded broker `memory://`, guests, registrations and the message budget
+  per address practically unlimited (every test client is 127.0.0.1). `make_settings(**overrides)`
+  builds others.
 - `app`: `create_app(settings)` with its lifespan running (`app.state.db`, `app.state.broker`).
 - `client`: an `httpx.AsyncClient` calling `app` in-process, for REST tests.
 - `redis_url`: a real Redis, from `TEST_REDIS_URL` (default redis://127.0.0.1:6379/0). Tests
@@ -271,6 +271,7 @@ def make_settings(**overrides: Any) -> Settings:
         # Every test client comes from 127.0.0.1: tests of these limits set them lower.
         "guests_per_address": 10_000,
         "registrations_per_address": 10_000,
+        "ws_messages_per_second_per_ip": 1_000_000.0,
     }
     return IsolatedSettings(**(values | overrides))
 

@@ -51,7 +51,8 @@ class ConnectionState(enum.Enum):
 
 @dataclass(slots=True)
 class TokenBucket:
-    """Allows `rate` actions per second with bursts of `burst`."""
+    """Allows `rate` units per second with bursts of `burst`: beyond, `take` refuses, and
+    `reserve` grants after a wait (callers that wait are served in the order they asked)."""
 
     rate: float
     burst: float
@@ -61,14 +62,29 @@ class TokenBucket:
     def __post_init__(self) -> None:
         self.tokens = self.burst
 
-    def take(self) -> bool:
-        now = time.monotonic()
+    def _refill(self, now: float | None) -> None:
+        now = time.monotonic() if now is None else now
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         self.at = now
-        if self.tokens < 1.0:
+
+    def take(self, cost: float = 1.0, now: float | None = None) -> bool:
+        """Spend `cost` if the bucket holds it."""
+        self._refill(now)
+        if self.tokens < cost:
             return False
-        self.tokens -= 1.0
+        self.tokens -= cost
         return True
+
+    def reserve(self, cost: float = 1.0, now: float | None = None) -> float:
+        """Spend `cost`, into debt if need be; the seconds until the debt is paid back, which
+        the caller waits before acting (0 within the budget)."""
+        self._refill(now)
+        self.tokens -= cost
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+    def full(self, now: float | None = None) -> bool:
+        self._refill(now)
+        return self.tokens >= self.burst
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from pydantic_core import from_json
 from starlette.types import Receive, Scope, Send
 
 from app.metrics import WS_MESSAGES
-from app.realtime import handshake
+from app.realtime import budgets, handshake
 from app.realtime import protocol as p
 from app.realtime.connections import (
     CHAT_BURST,
@@ -80,6 +80,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     if recovered:
         logger.info("recovered %d games in progress", recovered)
     app.state.live, app.state.hub = live, hub
+    app.state.budgets = budgets.AddressBudgets(app.state.settings.ws_messages_per_second_per_ip)
     sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
@@ -167,6 +168,8 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     player = PlayerRef(user.id, user.name) if user is not None else None
     token_hash = accounts.hash_token(offered.token) if offered.token is not None else None
     conn = Connection(websocket, player, settings.ws_messages_per_second, token_hash)
+    host = websocket.client.host if websocket.client is not None else ""
+    budget = websocket.app.state.budgets.enter(host)
     try:
         try:
             playing = await hub.connect(conn)
@@ -211,11 +214,12 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
             if len(text.encode()) > settings.ws_max_message_bytes:
                 conn.close(CLOSE_TOO_BIG, "message too big")
                 break
-            await _handle(hub, conn, text)
+            await _handle(hub, conn, text, budget)
     except Exception:  # a bug: the client learns it from the close code, not a dropped socket
         logger.exception("websocket connection failed")
         conn.close(CLOSE_SERVER_ERROR, "unexpected server error")
     finally:
+        websocket.app.state.budgets.leave(host)
         await hub.disconnect(conn)
 
 
@@ -237,7 +241,9 @@ def _ref_of(text: str) -> str | int | None:
     return ref if len(str(ref)) <= 40 else None
 
 
-async def _handle(hub: Hub, conn: Connection, text: str) -> None:
+async def _handle(
+    hub: Hub, conn: Connection, text: str, budget: budgets.Budget = budgets.UNLIMITED
+) -> None:
     if not conn.messages.take():
         conn.dropped += 1
         if conn.dropped >= FLOOD_LIMIT:
@@ -247,10 +253,16 @@ async def _handle(hub: Hub, conn: Connection, text: str) -> None:
             conn.error("rate_limited", f"at most {rate:g} messages per second")
         return
     try:
-        message = p.parse(text)
+        message: p.Message | None = p.parse(text)
     except p.BadMessage as exc:
+        message, problem = None, str(exc)
+    # The address's budget (app.realtime.budgets): past it, wait before handling the message.
+    await budget.spend(budgets.cost(message))
+    if conn.state is not ConnectionState.OPEN:  # closed (kicked, banned) while it waited
+        return
+    if message is None:
         WS_MESSAGES.labels("in", "invalid").inc()
-        conn.error("bad_message", str(exc), _ref_of(text))
+        conn.error("bad_message", problem, _ref_of(text))
         return
     kind = getattr(message, "type", "?")
     _received(kind).inc()

@@ -69,9 +69,16 @@ class Client:
 
 
 @asynccontextmanager
-async def connect(base_url: str, token: str | None = None) -> AsyncIterator[Client]:
+async def connect(
+    base_url: str, token: str | None = None, source: str | None = None
+) -> AsyncIterator[Client]:
+    """A socket, from the loopback address `source` (such as 127.0.0.2) if given."""
     async with websockets.connect(
-        ws_url(base_url), subprotocols=subprotocols(token), compression=None, close_timeout=2
+        ws_url(base_url),
+        subprotocols=subprotocols(token),
+        compression=None,
+        close_timeout=2,
+        local_addr=(source, 0) if source is not None else None,
     ) as ws:
         client = Client(ws)
         client.welcome = await client.expect("welcome")
@@ -80,8 +87,8 @@ async def connect(base_url: str, token: str | None = None) -> AsyncIterator[Clie
 
 
 @asynccontextmanager
-async def guest(base_url: str) -> AsyncIterator[Client]:
-    async with connect(base_url, await guest_token(base_url)) as client:
+async def guest(base_url: str, source: str | None = None) -> AsyncIterator[Client]:
+    async with connect(base_url, await guest_token(base_url), source) as client:
         yield client
 
 
