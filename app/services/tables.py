@@ -29,6 +29,7 @@ from app.services.live import (
     PlayError,
     TableInfo,
     read_table,
+    read_tables,
 )
 from app.services.rooms import find_room, room_payload
 from app.status import GameStatus, TableState, TableStatus
@@ -479,16 +480,13 @@ async def lobby(live: LivePlay) -> list[dict[str, Any]]:
         rooms = (
             await session.scalars(select(Room).where(Room.is_listed.is_(True)).order_by(Room.id))
         ).all()
-        table_ids = (
-            await session.scalars(
-                select(GameTable.id)
-                .where(GameTable.status == TableStatus.OPEN, GameTable.is_private.is_(False))
-                .order_by(GameTable.id)
-            )
-        ).all()
         by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
-        for table_id in table_ids:
-            table = await read_table(session, table_id)
-            if table is not None and table.room_id in by_room and not table.closed:
-                by_room[table.room_id].append(live.table_payload(table))
+        listed = await read_tables(
+            session,
+            GameTable.status == TableStatus.OPEN,
+            GameTable.is_private.is_(False),
+            GameTable.room_id.in_(list(by_room)),
+        )
+        for table in listed:  # one query, however many tables (a snapshot per new subscriber)
+            by_room[table.room_id].append(live.table_payload(table))
     return [room_payload(room) | {"tables": by_room[room.id]} for room in rooms]
