@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
     allowed_origins: str = ""
 
+    # Scale: a read replica for the archive's REST reads (game history, one game, export,
+    # player records), which tolerate a replica's lag; unset: DATABASE_URL. Live play, accounts
+    # and administration always use DATABASE_URL.
+    archive_database_url: str | None = None
+
     @property
     def broker_url(self) -> str:
         """`memory://` unless Redis is configured."""

@@ -10,7 +10,7 @@ from typing import Annotated, Literal, NoReturn
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
-from app.api.deps import SessionDep
+from app.api.deps import ArchiveSessionDep
 from app.api.errors import ApiError, ErrorBody
 from app.api.params import DIGITS, ISO_DATE, NAME_PATTERN, TRUE_FALSE, GameId
 from app.api.schemas.archive import (
@@ -148,7 +148,7 @@ OrderQuery = Annotated[
 
 
 async def games_page(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: Viewer,
     flt: GameFilter,
     limit: int,
@@ -183,7 +183,7 @@ CountQuery = Annotated[
 
 @router.get("/games", response_model=GamesPage, responses=ERRORS)
 async def search_games(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     flt: FilterDep,
     limit: LimitQuery = 20,
@@ -240,7 +240,7 @@ def _site(request: Request, game_id: int) -> str:
 )
 async def export_games(
     request: Request,
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     flt: FilterDep,
     order: OrderQuery = "desc",
@@ -266,7 +266,7 @@ async def export_games(
     # The stream reads through its own session, which outlives this request's; end this one's
     # transaction first (SQLite lets one transaction at a time hold the database).
     await session.commit()
-    db: Database = request.app.state.db
+    db: Database = request.app.state.archive_db
 
     def render(record: GameRecord) -> str:
         if media_type == NDJSON_MEDIA_TYPE:
@@ -294,7 +294,7 @@ async def export_games(
     return StreamingResponse(body(), media_type=media_type)
 
 
-async def _load(session: SessionDep, game_id: int, viewer: Viewer) -> GameRecord:
+async def _load(session: ArchiveSessionDep, game_id: int, viewer: Viewer) -> GameRecord:
     try:
         return await archive.get_game(session, game_id, viewer)
     except ArchiveError as exc:
@@ -314,7 +314,7 @@ async def _load(session: SessionDep, game_id: int, viewer: Viewer) -> GameRecord
 )
 async def game_pdn(
     request: Request,
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     game_id: GameId,
     invite: InviteQuery = None,
@@ -330,7 +330,7 @@ async def game_pdn(
 
 @router.get("/games/{game_id}", response_model=GameOut, responses={404: ERRORS[404]})
 async def get_game(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     game_id: GameId,
     positions: Annotated[

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from app.api.deps import SessionDep
+from app.api.deps import ArchiveSessionDep
 from app.api.games import (
     ERRORS,
     CountQuery,
@@ -32,7 +32,7 @@ PlayerName = Annotated[
 
 
 @router.get("/{name}", response_model=PlayerOut, responses={404: ERRORS[404]})
-async def get_player(session: SessionDep, viewer: ViewerDep, name: PlayerName) -> PlayerOut:
+async def get_player(session: ArchiveSessionDep, viewer: ViewerDep, name: PlayerName) -> PlayerOut:
     """A player's games, wins, losses and draws per variant, and when they were last seen.
 
     Games of private tables count only for their players and administrators."""
@@ -44,7 +44,7 @@ async def get_player(session: SessionDep, viewer: ViewerDep, name: PlayerName) -
 
 @router.get("/{name}/games", response_model=GamesPage, responses=ERRORS)
 async def player_games(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     name: PlayerName,
     flt: Annotated[GameFilter, Depends(common_filter)],
