@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import resource
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -263,15 +264,11 @@ async def bench_database(admin_url: str, connections: int) -> str:
     return str(make_url(fresh).set(username=BENCH_ROLE).render_as_string(hide_password=False))
 
 
-async def database_connections(admin_url: str) -> int:
-    conn = await asyncpg.connect(admin_url.replace("postgresql+asyncpg://", "postgresql://"))
-    try:
-        count: int = await conn.fetchval(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = $1", BENCH_DATABASE
-        )
-        return count
-    finally:
-        await conn.close()
+async def database_connections(admin: asyncpg.Connection) -> int:
+    count: int = await admin.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = $1", BENCH_DATABASE
+    )
+    return count
 
 
 async def broadcast(base: str, pipes: list[Connection]) -> list[float]:
@@ -371,14 +368,17 @@ async def bench(args: argparse.Namespace) -> None:
             pipes.append(parent)
             children.append(process)
 
+        # One connection of ours, opened before the crowd: PostgreSQL's slots are shared.
+        admin = await asyncpg.connect(admin_url.replace("postgresql+asyncpg://", "postgresql://"))
         peak_db = 0
         reports: list[Any] = [None] * clients
         while any(r is None for r in reports):
             for n, pipe in enumerate(pipes):
                 if reports[n] is None and pipe.poll():
                     reports[n] = pipe.recv()
-            peak_db = max(peak_db, await database_connections(admin_url))
+            peak_db = max(peak_db, await database_connections(admin))
             await asyncio.sleep(1)
+        await admin.close()
         held = sum(r[1] for r in reports)
         errors: dict[str, int] = {}
         for r in reports:
@@ -438,10 +438,12 @@ def main() -> None:
     parser.add_argument("--broadcasts", type=int, default=2)
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="an admin database URL")
     parser.add_argument(
-        "--db-connections", type=int, default=48, help="at most, for all the servers together"
+        "--db-connections", type=int, default=40, help="at most, for all the servers together"
     )
     parser.add_argument("--redis", default=BENCH_REDIS)
     parser.add_argument("--wait-load", type=float, default=0, help="wait for load below this")
+    # Stopped with SIGTERM, leave through the context managers: they stop the processes.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     asyncio.run(bench(parser.parse_args()))
 
 
