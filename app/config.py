@@ -85,6 +85,11 @@ class Settings(BaseSettings):
     # of twice as many. Beyond, its sockets are read more slowly. 0: no budget.
     ws_messages_per_second_per_ip: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 100.0
 
+    # Scale: a read replica for the archive's REST reads (game history, one game, export,
+    # player records), which tolerate a replica's lag; unset: DATABASE_URL. Live play, accounts
+    # and administration always use DATABASE_URL.
+    archive_database_url: str | None = None
+
     @property
     def broker_url(self) -> str:
         """`memory://` unless Redis is configured."""

@@ -42,10 +42,18 @@ class WebFiles(StaticFiles):
 
 @asynccontextmanager
 async def open_database(app: FastAPI) -> AsyncIterator[None]:
-    app.state.db = Database(app.state.settings.database_url)
+    """`app.state.db`, and `app.state.archive_db` for the archive's reads: the same database
+    unless ARCHIVE_DATABASE_URL names a replica."""
+    settings: Settings = app.state.settings
+    app.state.db = Database(settings.database_url)
+    app.state.archive_db = app.state.db
+    if settings.archive_database_url:
+        app.state.archive_db = Database(settings.archive_database_url)
     try:
         yield
     finally:
+        if app.state.archive_db is not app.state.db:
+            await app.state.archive_db.dispose()
         await app.state.db.dispose()
 
 

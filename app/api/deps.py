@@ -40,6 +40,22 @@ SettingsDep = Annotated[Settings, Depends(get_app_settings)]
 BearerDep = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 
+async def get_archive_session(
+    conn: HTTPConnection, session: SessionDep
+) -> AsyncIterator[AsyncSession]:
+    """A session on the archive's database (ARCHIVE_DATABASE_URL, a read replica, if set), for
+    reads that may lag the main database by a replica's delay. Without a replica it is the
+    request's one session: a second would wait for the first's lock on SQLite."""
+    if conn.app.state.archive_db is conn.app.state.db:
+        yield session
+        return
+    async with conn.app.state.archive_db.session() as archive_session:
+        yield archive_session
+
+
+ArchiveSessionDep = Annotated[AsyncSession, Depends(get_archive_session)]
+
+
 def unauthorized(message: str) -> ApiError:
     return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
 

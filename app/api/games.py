@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
-from app.api.deps import SessionDep
+from app.api.deps import ArchiveSessionDep
 from app.api.errors import ApiError, ErrorBody
 from app.api.params import DIGITS, ISO_DATE, NAME_PATTERN, TRUE_FALSE, GameId
 from app.api.schemas.archive import (
@@ -144,7 +144,7 @@ OrderQuery = Annotated[
 
 
 async def games_page(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: Viewer,
     flt: GameFilter,
     limit: int,
@@ -176,7 +176,7 @@ CountQuery = Annotated[
 
 @router.get("/games", response_model=GamesPage, responses=ERRORS)
 async def search_games(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     flt: FilterDep,
     limit: LimitQuery = 20,
@@ -233,7 +233,7 @@ def _site(request: Request, game_id: int) -> str:
 )
 async def export_games(
     request: Request,
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     flt: FilterDep,
     order: OrderQuery = "desc",
@@ -256,7 +256,7 @@ async def export_games(
     # The stream reads through its own session, which outlives this request's; end this one's
     # transaction first (SQLite lets one transaction at a time hold the database).
     await session.commit()
-    db: Database = request.app.state.db
+    db: Database = request.app.state.archive_db
 
     def render(record: GameRecord) -> str:
         if media_type == NDJSON_MEDIA_TYPE:
@@ -284,7 +284,7 @@ async def export_games(
     return StreamingResponse(body(), media_type=media_type)
 
 
-async def _load(session: SessionDep, game_id: int, viewer: Viewer) -> GameRecord:
+async def _load(session: ArchiveSessionDep, game_id: int, viewer: Viewer) -> GameRecord:
     return await archive.get_game(session, game_id, viewer)
 
 
@@ -301,7 +301,7 @@ async def _load(session: SessionDep, game_id: int, viewer: Viewer) -> GameRecord
 )
 async def game_pdn(
     request: Request,
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     game_id: GameId,
     invite: InviteQuery = None,
@@ -317,7 +317,7 @@ async def game_pdn(
 
 @router.get("/games/{game_id}", response_model=GamePublic, responses={404: ERRORS[404]})
 async def get_game(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     game_id: GameId,
     positions: Annotated[

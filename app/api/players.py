@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from app.api.deps import SessionDep
+from app.api.deps import ArchiveSessionDep
 from app.api.games import (
     ERRORS,
     CountQuery,
@@ -32,7 +32,7 @@ PlayerName = Annotated[
 
 @router.get("/{name}", response_model=PlayerProfilePublic, responses={404: ERRORS[404]})
 async def get_player(
-    session: SessionDep, viewer: ViewerDep, name: PlayerName
+    session: ArchiveSessionDep, viewer: ViewerDep, name: PlayerName
 ) -> PlayerProfilePublic:
     """A player's games, wins, losses and draws per variant, and when they were last seen.
 
@@ -42,7 +42,7 @@ async def get_player(
 
 @router.get("/{name}/games", response_model=GamesPage, responses=ERRORS)
 async def player_games(
-    session: SessionDep,
+    session: ArchiveSessionDep,
     viewer: ViewerDep,
     name: PlayerName,
     flt: Annotated[GameFilter, Depends(common_filter)],
