@@ -184,36 +184,54 @@ def follow(live: LivePlay, event: StoredEvent) -> None:
     """Keep a cached game current from an event stored by another process (rung on the broker
     or read from the log), so that the next move here needs no query: a move that follows on
     from this copy is played on it, with the clocks it carries; an ending drops the copy.
-    Anything else (a copy further behind, or busy under its lock) is left to `_catch_up`."""
+
+    A copy busy under its lock (this process is still announcing its own last move, typically)
+    takes the event once the lock is free: waiters get a lock in the order they asked, so the
+    events are applied in their order, before any move asked for after them here. A copy that
+    does not follow on is left to `_catch_up`, which reads storage."""
     payload = event.payload
     if payload.startswith(_MOVE_HEAD):
         data: events.MoveEvent = json.loads(payload)
         lg = live.games.get(data["game"])
-        if lg is None or (lg.lock is not None and lg.lock.locked()):
+        if lg is None:
             return
-        if lg.status != GameStatus.PLAYING or lg.game.ply != data["ply"] - 1:
+        if lg.lock is not None and lg.lock.locked():
+            live.spawn(_follow_when_free(live, lg.lock, data))
             return
-        mover = lg.game.position.turn
-        try:
-            lg.game.play(data["move"])
-        except RulesError:
-            _forget(live, lg)
-            return
-        if lg.game.ply != data["ply"] or lg.game.outcome() is not None:
-            _forget(live, lg)  # read afresh if it is used again
-            return
-        clocks = data.get("clocks")
-        if lg.clock is not None and clocks is not None:
-            lg.clock = GameClock(
-                lg.clock.increment_ms, clocks["black"], clocks["white"], data["at"] / 1000
-            )
-        if lg.draw_offer is mover.other:
-            lg.draw_offer = None  # answering an offer with a move declines it
-        _arm(live, lg)
+        _follow_move(live, lg, data)
     elif payload.startswith(_ENDED_HEAD):
         lg = live.games.get(json.loads(payload)["game"])
         if lg is not None and not (lg.lock is not None and lg.lock.locked()):
             _forget(live, lg)
+
+
+async def _follow_when_free(live: LivePlay, lock: asyncio.Lock, data: events.MoveEvent) -> None:
+    async with lock:
+        lg = live.games.get(data["game"])
+        if lg is not None:
+            _follow_move(live, lg, data)
+
+
+def _follow_move(live: LivePlay, lg: LiveGame, data: events.MoveEvent) -> None:
+    if lg.status != GameStatus.PLAYING or lg.game.ply != data["ply"] - 1:
+        return
+    mover = lg.game.position.turn
+    try:
+        lg.game.play(data["move"])
+    except RulesError:
+        _forget(live, lg)
+        return
+    if lg.game.ply != data["ply"] or lg.game.outcome() is not None:
+        _forget(live, lg)  # read afresh if it is used again
+        return
+    clocks = data.get("clocks")
+    if lg.clock is not None and clocks is not None:
+        lg.clock = GameClock(
+            lg.clock.increment_ms, clocks["black"], clocks["white"], data["at"] / 1000
+        )
+    if lg.draw_offer is mover.other:
+        lg.draw_offer = None  # answering an offer with a move declines it
+    _arm(live, lg)
 
 
 async def load(live: LivePlay, game_id: int) -> LiveGame:

@@ -146,3 +146,24 @@ async def test_a_server_keeps_its_copy_of_a_game_current_from_the_other_servers_
                 stored.white_ms,
             )
             assert cached.clock.turn_started == pytest.approx(stored.turn_started, abs=1e-3)
+
+
+async def test_a_move_rung_while_the_copy_is_busy_is_applied_once_it_is_free(
+    two_servers: list[Served],
+) -> None:
+    """A ring may arrive while this process still holds the game's lock (announcing its own
+    last move): the copy takes the move as soon as the lock is free, not at the next query."""
+    one, two = two_servers
+    async with guest(one.url) as a, guest(two.url) as b:
+        match = await start_game(a, b)
+        await match.play("11-15", "22-18")
+        live = two.app.state.live
+        async with live.game_lock(match.id):
+            await a.send(type="move", game=match.id, move="15x22", ply=2)
+            await b.expect("move", ply=3)
+            assert live.games[match.id].game.ply == 2  # busy: not yet
+        for _ in range(100):
+            if live.games[match.id].game.ply == 3:
+                break
+            await asyncio.sleep(0.01)
+        assert live.games[match.id].game.ply == 3
