@@ -16,7 +16,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, status
 
 from app import __version__
-from app.api.deps import AdminUser, SessionDep, get_admin_user
+from app.api.deps import (
+    AdminUser,
+    BeatsDep,
+    LiveDep,
+    MoveRateDep,
+    SessionDep,
+    get_admin_user,
+)
 from app.api.errors import ApiError, ErrorBody
 from app.api.health import broker_ok, database_ok
 from app.api.params import (
@@ -45,10 +52,8 @@ from app.api.schemas.admin import (
     UsersPage,
 )
 from app.db.models import AuditEntry, Room, User
-from app.realtime.hub import Hub
 from app.services import admin
 from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
-from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
 from app.timeutil import as_utc
 
@@ -80,20 +85,6 @@ REFUSED: dict[int | str, dict[str, Any]] = {
 RoomId = Annotated[int, Path(ge=1, le=MAX_ID, description="Room id."), DIGITS]
 TableId = Annotated[int, Path(ge=1, le=MAX_ID, description="Table id."), DIGITS]
 UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="User id."), DIGITS]
-
-
-def get_live(request: Request) -> LivePlay:
-    live: LivePlay = request.app.state.live
-    return live
-
-
-def get_hub(request: Request) -> Hub:
-    hub: Hub = request.app.state.hub
-    return hub
-
-
-LiveDep = Annotated[LivePlay, Depends(get_live)]
-HubDep = Annotated[Hub, Depends(get_hub)]
 
 
 def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryPublic:
@@ -264,7 +255,7 @@ async def abort_game(
 @router.get("/users", response_model=UsersPage)
 async def list_users(
     session: SessionDep,
-    hub: HubDep,
+    live: LiveDep,
     q: Annotated[
         str | None, Query(max_length=64, pattern=NAME_PATTERN, description="Part of the name.")
     ] = None,
@@ -281,10 +272,10 @@ async def list_users(
     """Users by name (a part of it, any case), with their state; `count` counts every match."""
     flt = UserFilter(name=q, kind=kind, role=role, banned=banned)
     users, total = await admin.list_users(session, flt, limit, offset)
-    return UsersPage(data=[_user(user, hub) for user in users], count=total)
+    return UsersPage(data=[_user(user, live) for user in users], count=total)
 
 
-def _user(user: User, hub: Hub) -> AdminUserPublic:
+def _user(user: User, live: LivePlay) -> AdminUserPublic:
     return AdminUserPublic.model_validate(
         {
             "id": user.id,
@@ -295,7 +286,7 @@ def _user(user: User, hub: Hub) -> AdminUserPublic:
             "ban_reason": user.ban_reason,
             "created_at": user.created_at,
             "last_seen_at": user.last_seen_at,
-            "connected": user.id in hub.users,
+            "connected": live.connected_here(user.id),
         }
     )
 
@@ -390,18 +381,19 @@ async def audit_log(
 
 
 @router.get("/status", response_model=StatusPublic)
-async def server_status(request: Request, session: SessionDep, hub: HubDep) -> StatusPublic:
+async def server_status(
+    request: Request, session: SessionDep, beats: BeatsDep, rate: MoveRateDep
+) -> StatusPublic:
     """Health of the database and the broker (as `/healthz`), and the load of the whole server:
     this process's connections and moves now, the other processes' as of their last beat."""
     app = request.app
     live_games, open_tables = await admin.live_counts(session)
-    beats: Heartbeat = app.state.beats
     others, load = await admin.others_load(session, beats.instance, beats.interval)
     # The database check opens a connection of its own: end this session's transaction first
     # (SQLite lets one transaction at a time hold the database).
     await session.commit()
     database, broker = await asyncio.gather(database_ok(app.state.db), broker_ok(app.state.broker))
-    rate: MoveRate = app.state.move_rate
+    here = beats.load()  # this process's connections and users, as its beats write them
     moves, window = rate.last_minute()
     return StatusPublic(
         status="ok" if database and broker else "down",
@@ -409,8 +401,8 @@ async def server_status(request: Request, session: SessionDep, hub: HubDep) -> S
         broker="ok" if broker else "down",
         broker_kind="redis" if app.state.settings.redis_url else "memory",
         processes=1 + others,
-        connections=len(hub.connections) + load.connections,
-        connected_users=len(hub.users) + load.connected_users,
+        connections=here.connections + load.connections,
+        connected_users=here.connected_users + load.connected_users,
         live_games=live_games,
         open_tables=open_tables,
         moves_last_minute=moves + load.moves_last_minute,

@@ -8,7 +8,7 @@ client should learn that its token expired rather than silently play as nobody.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -19,6 +19,9 @@ from app.api.errors import ApiError
 from app.config import Settings
 from app.db.models import User
 from app.services.accounts import user_for_token
+from app.services.admin import MoveRate
+from app.services.heartbeat import Heartbeat
+from app.services.live import LivePlay
 
 bearer = HTTPBearer(
     auto_error=False, description="The token from /api/auth/login, register or guest."
@@ -88,3 +91,45 @@ async def get_admin_user(user: Annotated[User, Depends(get_current_user)]) -> Us
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 CurrentUser = Annotated[User, Depends(get_current_user)]
 AdminUser = Annotated[User, Depends(get_admin_user)]
+
+
+# --- what the live-play lifespan part serves, for the REST face ------------------------------
+
+
+def get_live(conn: HTTPConnection) -> LivePlay:
+    live: LivePlay = conn.app.state.live
+    return live
+
+
+def get_beats(conn: HTTPConnection) -> Heartbeat:
+    beats: Heartbeat = conn.app.state.beats
+    return beats
+
+
+def get_move_rate(conn: HTTPConnection) -> MoveRate:
+    rate: MoveRate = conn.app.state.move_rate
+    return rate
+
+
+class SocketCounts(Protocol):
+    """This process's websockets as `/healthz` reports them (the websocket face's gate)."""
+
+    @property
+    def open(self) -> int: ...
+
+    @property
+    def max_connections(self) -> int: ...
+
+    @property
+    def open_files(self) -> int: ...
+
+
+def get_socket_counts(conn: HTTPConnection) -> SocketCounts:
+    gate: SocketCounts = conn.app.state.ws_gate
+    return gate
+
+
+LiveDep = Annotated[LivePlay, Depends(get_live)]
+BeatsDep = Annotated[Heartbeat, Depends(get_beats)]
+MoveRateDep = Annotated[MoveRate, Depends(get_move_rate)]
+SocketCountsDep = Annotated[SocketCounts, Depends(get_socket_counts)]

@@ -13,11 +13,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 from sqlalchemy import text
 
+from app.api.deps import SocketCountsDep
 from app.api.errors import ApiError
 from app.broker import Broker
 from app.config import networks
 from app.db.engine import Database
-from app.realtime.limits import ConnectionGate
 
 logger = logging.getLogger(__name__)
 
@@ -68,12 +68,11 @@ async def broker_ok(broker: Broker) -> bool:
     response_model=Health,
     responses={503: {"model": Health, "description": "a dependency is down"}},
 )
-async def healthz(request: Request) -> JSONResponse:
+async def healthz(request: Request, gate: SocketCountsDep) -> JSONResponse:
     """200 when the database answers `SELECT 1` and the broker answers a ping, else 503."""
     database, broker = await asyncio.gather(
         database_ok(request.app.state.db), broker_ok(request.app.state.broker)
     )
-    gate: ConnectionGate = request.app.state.ws_gate
     body = Health(
         status="ok" if database and broker else "down",
         database="ok" if database else "down",

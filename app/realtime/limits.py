@@ -18,10 +18,10 @@ import time
 from collections import Counter
 from collections.abc import Hashable
 
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from app.api.errors import error_response
 from app.realtime.connections import CLOSE_TRY_AGAIN
 
 logger = logging.getLogger(__name__)
@@ -170,9 +170,9 @@ class ConnectionCapMiddleware:
             return
         websocket = WebSocket(scope, receive, send)
         if "websocket.http.response" in scope.get("extensions", {}):
+            # The body every HTTP error of this server has (docs/protocol.md, REST errors).
+            body = {"error": "too_many_connections", "message": refused}
             headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
-            await websocket.send_denial_response(
-                error_response(429, "too_many_connections", refused, headers=headers)
-            )
+            await websocket.send_denial_response(JSONResponse(body, 429, headers=headers))
         else:
             await websocket.close(CLOSE_TRY_AGAIN, refused)

@@ -16,8 +16,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from app.api.schemas.common import Clock
 from app.db.models import MAX_ID
+from app.services.clocks import Clock
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 

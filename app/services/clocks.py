@@ -11,8 +11,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from app.rules import Color
 from app.services.events import Clocks
+
+MAX_CLOCK_BASE_S = 3 * 3600
+MAX_CLOCK_INCREMENT_S = 180
+
+
+class Clock(BaseModel):
+    """A Fischer time control in seconds: what a room or a table plays with, as the admin API
+    and the `open` message take it and the lobby shows it (both faces use this one)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    base: int = Field(ge=1, le=MAX_CLOCK_BASE_S, description="Time each player starts with.")
+    increment: int = Field(
+        default=0, ge=0, le=MAX_CLOCK_INCREMENT_S, description="Added after each move."
+    )
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ from app.db.models import GameTable, Presence, Room, User
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, get_variant
 from app.services import absences, events, games, heartbeat
-from app.services.clocks import GameClock
+from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
     LiveGame,
     LivePlay,
@@ -35,8 +35,6 @@ from app.services.rooms import find_room, room_payload
 from app.status import GameStatus, TableState, TableStatus
 from app.timeutil import as_datetime
 
-MAX_CLOCK_BASE_S = 3 * 3600
-MAX_CLOCK_INCREMENT_S = 180
 COLOURS = ("black", "white", "random")
 SNAPSHOT_EVENTS = 500  # a resume that missed more than this gets a snapshot instead
 
