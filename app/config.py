@@ -6,7 +6,7 @@ import ipaddress
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app import origins
@@ -89,6 +89,11 @@ class Settings(BaseSettings):
     # player records), which tolerate a replica's lag; unset: DATABASE_URL. Live play, accounts
     # and administration always use DATABASE_URL.
     archive_database_url: str | None = None
+    # Each process's connection pool on PostgreSQL: connections kept open, and opened beyond
+    # them under a burst; the 4 move writers hold 4 of them for good, so at least 6 in all. With
+    # N processes the database must allow N × (pool size + overflow) (docs/scaling.md).
+    database_pool_size: Annotated[int, Field(ge=1)] = 10
+    database_max_overflow: Annotated[int, Field(ge=0)] = 20
 
     @property
     def broker_url(self) -> str:
@@ -115,6 +120,15 @@ class Settings(BaseSettings):
     @property
     def api_docs_served(self) -> bool:
         return self.api_docs if self.api_docs is not None else self.environment != "production"
+
+    @model_validator(mode="after")
+    def _pool_holds_the_writers(self) -> Settings:
+        if self.database_pool_size + self.database_max_overflow < 6:
+            raise ValueError(
+                "DATABASE_POOL_SIZE + DATABASE_MAX_OVERFLOW must be at least 6: the move writers "
+                "hold 4 connections"
+            )
+        return self
 
     @field_validator("metrics_allow")
     @classmethod

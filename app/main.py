@@ -45,10 +45,14 @@ async def open_database(app: FastAPI) -> AsyncIterator[None]:
     """`app.state.db`, and `app.state.archive_db` for the archive's reads: the same database
     unless ARCHIVE_DATABASE_URL names a replica."""
     settings: Settings = app.state.settings
-    app.state.db = Database(settings.database_url)
+    pool = {
+        "pool_size": settings.database_pool_size,
+        "max_overflow": settings.database_max_overflow,
+    }
+    app.state.db = Database(settings.database_url, **pool)
     app.state.archive_db = app.state.db
     if settings.archive_database_url:
-        app.state.archive_db = Database(settings.archive_database_url)
+        app.state.archive_db = Database(settings.archive_database_url, **pool)
     try:
         yield
     finally:

@@ -46,3 +46,25 @@ def test_an_allowed_origin_must_be_scheme_host_and_port(
     monkeypatch.setenv("ALLOWED_ORIGINS", value)
     with pytest.raises(ValidationError, match="ALLOWED_ORIGINS"):
         Settings()
+
+
+def test_the_database_pool_is_a_setting_and_holds_the_writers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DATABASE_POOL_SIZE", "3")
+    monkeypatch.setenv("DATABASE_MAX_OVERFLOW", "5")
+    settings = Settings()
+    assert (settings.database_pool_size, settings.database_max_overflow) == (3, 5)
+    monkeypatch.setenv("DATABASE_MAX_OVERFLOW", "2")
+    with pytest.raises(ValidationError, match="at least 6"):
+        Settings()
+
+
+async def test_the_app_opens_the_pool_it_is_given() -> None:
+    from app.main import create_app, open_database
+
+    url = "postgresql+asyncpg://checkers@127.0.0.1:5432/checkers"  # not connected to here
+    app = create_app(Settings(database_url=url, database_pool_size=3, database_max_overflow=5))
+    async with open_database(app):
+        pool = app.state.db.engine.pool
+        assert (pool.size(), pool._max_overflow) == (3, 5)

@@ -22,6 +22,9 @@ def is_sqlite(url: str) -> bool:
 def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """Create an engine; on SQLite make transactions, savepoints and foreign keys behave."""
     if is_sqlite(url):
+        # One writer at a time: the pool's size is SQLAlchemy's default, whatever was asked.
+        kwargs.pop("pool_size", None)
+        kwargs.pop("max_overflow", None)
         engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
 
         # pysqlite's own transaction handling breaks SAVEPOINT and transactional DDL:
