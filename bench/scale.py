@@ -28,7 +28,6 @@ import contextlib
 import math
 import multiprocessing
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -51,6 +50,8 @@ from websockets.asyncio.client import ClientConnection
 
 sys.path.insert(0, str(Path(__file__).parent))
 from play import DEFAULT_POSTGRES, free_port, offer, recreate_database, wait_http  # noqa: E402
+from sockets import raise_file_limit as file_limit  # noqa: E402
+from sockets import rss_kib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DATABASE = "checkers_bench_scale"
@@ -59,20 +60,6 @@ BENCH_ROLE = "checkers_bench_scale"
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 RETRIES = 3  # a socket refused or failed is opened again after a second, so many times
 FD_MARGIN = 200  # descriptors a process keeps for everything but the sockets under test
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
-
-
-def file_limit() -> int:
-    """The open-file limit, raised to the hard limit (root may not go past it in a container)."""
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return hard
 
 
 def machine_memory() -> str:

@@ -48,6 +48,7 @@ def rss_kib(pid: int) -> int:
 
 
 def raise_file_limit() -> int:
+    """The open-file limit, raised to the hard limit (root may not go past it in a container)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return hard

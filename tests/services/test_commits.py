@@ -102,11 +102,13 @@ async def test_of_two_writers_racing_for_a_ply_exactly_one_stores_it(db: Databas
         assert list(seqs) == [1, 2]  # the refused move numbered nothing
 
 
-async def _other_connections(db: Database) -> int:
+async def _other_connections(db: Database, *, kill: bool = False) -> int:
+    """How many other connections the database has (the writers' among them), killed if asked."""
+    each = "pg_terminate_backend(pid)" if kill else "*"
     async with db.engine.connect() as conn:
         count = await conn.scalar(
             text(
-                "SELECT count(*) FROM pg_stat_activity"
+                f"SELECT count({each}) FROM pg_stat_activity"
                 " WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
         )
@@ -124,15 +126,7 @@ async def _writers_connected(db: Database, writer: MoveWriter) -> None:
 
 
 async def _kill_other_connections(db: Database) -> int:
-    async with db.engine.connect() as conn:
-        # Every other connection to the database: the writers' among them.
-        killed = await conn.scalar(
-            text(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-        )
-    return killed or 0
+    return await _other_connections(db, kill=True)
 
 
 async def test_the_first_move_after_the_database_dropped_its_connections_is_stored(
