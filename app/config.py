@@ -92,6 +92,8 @@ class Settings(BaseSettings):
     # Each process's connection pool on PostgreSQL: connections kept open, and opened beyond
     # them under a burst; the 4 move writers hold 4 of them for good, so at least 6 in all. With
     # N processes the database must allow N × (pool size + overflow) (docs/scaling.md).
+    # A stopping process (SIGTERM) waits at most this long for its connections' handlers to end.
+    shutdown_timeout_seconds: Annotated[int, Field(ge=1)] = 10
     database_pool_size: Annotated[int, Field(ge=1)] = 10
     database_max_overflow: Annotated[int, Field(ge=0)] = 20
 

@@ -97,6 +97,9 @@ def run_serve(args: argparse.Namespace) -> int:
         proxy_headers=True,
         forwarded_allow_ips=settings.forwarded_allow_ips,
         log_level=settings.log_level,
+        # On SIGTERM uvicorn closes every websocket with 1012 and waits for their handlers to
+        # end; past this, it cancels what is left, so a rolling restart never hangs.
+        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
     return 0
 

@@ -285,8 +285,11 @@ def started(args: list[str], **options: Any) -> Iterator[subprocess.Popen[bytes]
     finally:
         if process.poll() is None:
             process.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(10)
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()  # never leave a process behind
+                process.wait(5)
 
 
 async def wait_up(address: str) -> None:
@@ -343,6 +346,7 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
                 command = ["ip", "netns", "exec", ns, sys.executable, "-m", "uvicorn"]
                 command += ["--factory", "app.main:create_app", "--host", address, "--port"]
                 command += ["8000", "--log-level", "warning", "--ws-per-message-deflate=false"]
+                command += ["--timeout-graceful-shutdown", "10"]  # as `checkers serve`
                 log = stack.enter_context((tmp_path / f"{ns}.log").open("wb"))
                 servers.append(
                     stack.enter_context(
