@@ -30,7 +30,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,8 +49,8 @@ from websockets.asyncio.client import ClientConnection
 
 sys.path.insert(0, str(Path(__file__).parent))
 from play import DEFAULT_POSTGRES, free_port, offer, recreate_database, wait_http  # noqa: E402
+from sockets import open_one, rss_kib  # noqa: E402
 from sockets import raise_file_limit as file_limit  # noqa: E402
-from sockets import rss_kib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DATABASE = "checkers_bench_scale"
@@ -82,25 +81,6 @@ def split(total: int, parts: int) -> list[int]:
 # --- the client processes ---------------------------------------------------------------------
 
 
-async def open_one(url: str, source: str) -> ClientConnection:
-    ws = await websockets.connect(
-        url,
-        compression=None,
-        open_timeout=300,
-        close_timeout=1,
-        max_queue=None,
-        family=socket.AF_INET,
-        local_addr=(source, 0),
-    )
-    await ws.recv()  # welcome
-    await ws.send('{"type":"subscribe_lobby"}')
-    reply = str(await ws.recv())
-    if not reply.startswith('{"type":"lobby"'):  # an error: the server could not read it
-        ws.transport.abort()
-        raise RuntimeError(reply[:100])
-    return ws
-
-
 async def client_run(
     pipe: Connection, urls: list[str], sources: list[str], open_at_once: int
 ) -> None:
@@ -116,7 +96,7 @@ async def client_run(
         for n, url in queue:
             for attempt in range(RETRIES + 1):
                 try:
-                    clients.append(await open_one(url, sources[n % len(sources)]))
+                    clients.append(await open_one(url, sources[n % len(sources)], 300))
                     break
                 except Exception as exc:  # counted and reported: a refused socket is a result
                     name = f"{type(exc).__name__}: {exc}"[:120]

@@ -66,11 +66,12 @@ def serving(port: int, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]
         process.wait(10)
 
 
-async def open_one(url: str, source: str) -> ClientConnection:
+async def open_one(url: str, source: str, open_timeout: float = 60) -> ClientConnection:
+    """An anonymous socket from `source` that subscribed to the lobby; raise if it could not."""
     ws = await websockets.connect(
         url,
         compression=None,
-        open_timeout=60,
+        open_timeout=open_timeout,
         close_timeout=1,
         max_queue=None,
         family=socket.AF_INET,
@@ -78,7 +79,10 @@ async def open_one(url: str, source: str) -> ClientConnection:
     )
     await ws.recv()  # welcome
     await ws.send('{"type":"subscribe_lobby"}')
-    await ws.recv()  # the lobby snapshot
+    reply = str(await ws.recv())
+    if not reply.startswith('{"type":"lobby"'):  # an error: the server could not read it
+        ws.transport.abort()
+        raise RuntimeError(reply[:100])
     return ws
 
 
