@@ -34,7 +34,8 @@ export function renderMoveList(
       {
         ...attrs,
         type: "button",
-        tabindex: entry.ply === current ? "0" : "-1",
+        // One move is reached by Tab (the current one, or the first at the start position).
+        tabindex: entry.ply === (current || 1) ? "0" : "-1",
         "aria-current": entry.ply === current ? "step" : false,
         "aria-label": `move ${entry.ply}: ${entry.text}${clock ? `, ${clock.textContent} left` : ""}`,
         onClick: () => onPick(entry.ply),

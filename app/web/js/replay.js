@@ -120,8 +120,8 @@ export async function render(main, { game: id }, search) {
     const hadFocus = list.contains(document.activeElement);
     renderMoveList(list, { moves, startTurn, current: ply, onPick: go, clocks });
     if (hadFocus) {
-      const current = list.querySelector("[aria-current='step']");
-      (current || list).focus({ preventScroll: true });
+      const current = list.querySelector("button[tabindex='0']");
+      if (current) current.focus({ preventScroll: true });
     }
     counter.textContent = `Move ${ply} of ${moves.length}`;
     status.textContent = ply > 0 ? `Move ${ply}: ${moves[ply - 1]}` : "Start position";
