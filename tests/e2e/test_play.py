@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, ViewportSize, expect
+from playwright.sync_api import Browser, Page, ViewportSize, expect
 
 from app.rules import Game, get_variant
 from tests.e2e.people import Cable, arrive, expect_moves, open_table, register, square
@@ -39,6 +39,11 @@ def test_the_game_sequence_is_legal_and_ends_with_a_black_win() -> None:
     outcome = game.outcome()
     assert outcome is not None
     assert (outcome.termination.value, outcome.result()) == ("no_moves", "1-0")
+
+
+def settle(page: Page) -> None:
+    """Let the board's animations finish, for a still picture."""
+    page.evaluate("Promise.all(document.getAnimations().map((a) => a.finished))")
 
 
 @pytest.fixture
@@ -118,6 +123,7 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     alice.keyboard.press("Enter")
     expect(square(alice, 14)).to_have_class(re.compile("target"))
     expect(alice.locator("#toast")).not_to_have_class(re.compile("shown"))
+    settle(alice)
     alice.screenshot(path=str(shots / "board.png"), full_page=True)
     for key in ("ArrowUp", "ArrowUp", "ArrowLeft"):
         alice.keyboard.press(key)
@@ -181,6 +187,7 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     carol.get_by_role("button", name="Previous move").click()
     expect(carol.get_by_text("Move 1 of 3")).to_be_visible()
     carol.get_by_role("button", name="Next move").click()
+    settle(carol)
     carol.screenshot(path=str(shots / "replay.png"), full_page=True)
 
     with carol.expect_download() as download:
