@@ -118,14 +118,7 @@ export async function render(main, _params, search) {
   }
   more.addEventListener("click", load);
 
-  mount(
-    main,
-    h("h1", { text: "Game archive" }),
-    form,
-    gamesTable("Games", body),
-    status,
-    more,
-  );
+  mount(main, h("h1", { text: "Game archive" }), form, gamesTable("Games", body), status, more);
   await load();
   return null;
 }

@@ -7,13 +7,7 @@ import { Board, CAPTURE_NOTICE, labelsSwitch } from "./board.js";
 import { formatClock, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
 import { renderMoveList } from "./movelist.js";
-import {
-  colorName,
-  describeOutcomeFor,
-  outcomeFor,
-  parseFen,
-  variantName,
-} from "./notation.js";
+import { colorName, describeOutcomeFor, outcomeFor, parseFen, variantName } from "./notation.js";
 import { requireUser, session } from "./session.js";
 import { play } from "./sound.js";
 
@@ -545,7 +539,13 @@ export function render(main, params, search) {
     const bottom = orientation() ? "black" : "white";
     const top = other(bottom);
     // Bars are rebuilt only when what they say changes (the clocks tick in place).
-    const key = JSON.stringify([bottom, table, game && game.id, game && game.status, game && game.turn]);
+    const key = JSON.stringify([
+      bottom,
+      table,
+      game && game.id,
+      game && game.status,
+      game && game.turn,
+    ]);
     if (key === lastBars) {
       tickClocks();
       return;

@@ -9,7 +9,13 @@ import { Board, labelsSwitch } from "./board.js";
 import { gameClockText } from "./archive.js";
 import { formatClock, formatDate, h, mount, setTitle, toast } from "./dom.js";
 import { renderMoveList } from "./movelist.js";
-import { colorName, describeOutcome, describeOutcomeFor, parseFen, variantName } from "./notation.js";
+import {
+  colorName,
+  describeOutcome,
+  describeOutcomeFor,
+  parseFen,
+  variantName,
+} from "./notation.js";
 import { session } from "./session.js";
 
 export async function render(main, { game: id }, search) {
@@ -31,7 +37,9 @@ export async function render(main, { game: id }, search) {
   // positions[0] is the start, positions[n] the position after ply n.
   const positions = [game.start_position, ...(game.moves || []).map((m) => m.fen_after)];
   const startTurn = game.start_position ? parseFen(game.start_position).turn : "black";
-  const clocks = (game.moves || []).map((m) => (typeof m.clock_ms === "number" ? m.clock_ms : null));
+  const clocks = (game.moves || []).map((m) =>
+    typeof m.clock_ms === "number" ? m.clock_ms : null,
+  );
   const hasClocks = clocks.some((ms) => ms !== null);
   let ply = moves.length;
   // The viewer's own game is shown from their colour.

@@ -234,7 +234,12 @@ export function openSignIn(reason = "", mode = "login") {
       { class: "signin", "aria-labelledby": "signin-title", onClose: () => finish(null) },
       h("h2", { id: "signin-title", text: "Your account" }),
       reason ? h("p", { class: "muted", text: reason }) : null,
-      h("div", { class: "tabs", role: "tablist", "aria-label": "Sign in or register" }, tabs.login, tabs.register),
+      h(
+        "div",
+        { class: "tabs", role: "tablist", "aria-label": "Sign in or register" },
+        tabs.login,
+        tabs.register,
+      ),
       body,
     );
     document.body.append(dialog);
