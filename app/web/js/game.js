@@ -133,6 +133,18 @@ export function render(main, params, search) {
   });
 
   const viewTools = h("div", { class: "toolbar view-tools" }, labelsSwitch(board));
+  // The game-over banner and the game buttons: under the board on a narrow screen, beside it on
+  // a wide one (where the board then takes all the height the window has).
+  const controls = h(
+    "div",
+    { class: "game-controls" },
+    banner,
+    h("section", { "aria-label": "Actions", class: "actions-box" }, actions),
+  );
+  const controlsBeside = h("div", { class: "controls-beside" });
+  const wide = window.matchMedia("(min-width: 821px)");
+  const controlsHome = h("div", { class: "controls-below" });
+  const placeControls = () => (wide.matches ? controlsBeside : controlsHome).append(controls);
 
   mount(
     main,
@@ -153,9 +165,8 @@ export function render(main, params, search) {
           h(
             "div",
             { class: "board-messages" },
-            banner,
             h("div", { class: "message-line" }, errorBox, captureNotice),
-            h("section", { "aria-label": "Actions", class: "actions-box" }, actions),
+            controlsHome,
           ),
           moveForm,
           announcer,
@@ -163,6 +174,7 @@ export function render(main, params, search) {
         h(
           "aside",
           { class: "side-panel" },
+          controlsBeside,
           h(
             "section",
             { class: "panel moves-panel", "aria-labelledby": "moves-title" },
@@ -850,6 +862,8 @@ export function render(main, params, search) {
       claimTimer = setTimeout(drawActions, Math.max(0, game.claim_after - live.serverNow()) + 100);
   }
 
+  placeControls();
+  wide.addEventListener("change", placeControls);
   draw();
   const ticker = setInterval(tickClocks, 100);
   const stopWatch = live.watchTable(tableId, onEvent, {
@@ -867,6 +881,7 @@ export function render(main, params, search) {
     if (table) draw();
   });
   return () => {
+    wide.removeEventListener("change", placeControls);
     clearInterval(ticker);
     clearTimeout(claimTimer);
     stopConn();
