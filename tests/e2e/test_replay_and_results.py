@@ -68,6 +68,7 @@ def test_a_game_replayed_from_each_side_and_its_result_in_words(
     expect(ada.locator(".move-list .move-clock").first).to_have_text(re.compile(r"^[45]:\d\d$"))
     expect(ada.get_by_label("Black clock")).to_have_text(re.compile(r"^[45]:\d\d$"))
     expect(ada.get_by_test_id("result")).to_contain_text("You won — White resigned.")
+    expect(ada.get_by_test_id("result")).to_have_attribute("data-outcome", "win")
 
     # The move list steps by keyboard: arrows, Home and End, focus staying on the current move.
     ada.get_by_role("button", name=re.compile("^move 2: 24-19")).click()

@@ -13,6 +13,7 @@ import {
   colorName,
   describeOutcome,
   describeOutcomeFor,
+  outcomeFor,
   parseFen,
   variantName,
 } from "./notation.js";
@@ -206,6 +207,8 @@ export async function render(main, { game: id }, search) {
     h("p", {
       class: "banner",
       "data-testid": "result",
+      // The viewer's own game: a winner's or a loser's banner.
+      "data-outcome": (viewerColour && outcomeFor(game, viewerColour)) || "neutral",
       text: `${result} ${game.result !== "*" ? `(${game.result})` : ""}`,
     }),
     h(
