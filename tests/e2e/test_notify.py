@@ -1,7 +1,8 @@
 """Wherever a player is in the client, their games follow them: tables with a game of theirs in
 progress stay watched in the background, and it becoming their move there is announced on any
-page (sound, title, banner with a link); a table without a game in progress is unwatched when they
-leave its page; a disconnected opponent shows a countdown to when the win may be claimed."""
+page (sound, title, banner with a link), and so is the game's end; a table without a game in
+progress is unwatched when they leave its page; a disconnected opponent shows a countdown to when
+the win may be claimed."""
 
 from __future__ import annotations
 
@@ -73,6 +74,16 @@ def test_your_move_is_announced_on_another_page(browser: Browser, server_url: st
     expect(banner).to_be_hidden()
     expect(ida).not_to_have_title(re.compile("Your move!"))
     expect_moves(ida, ["11-15", "22-18"])
+
+    # Away again, she hears of the game's end, in words from her side; it is no longer hers to
+    # follow.
+    ida.get_by_role("link", name="Lobby").click()
+    expect(ida.get_by_role("link", name=f"Back to table {table_id} (against jon)")).to_be_visible()
+    jon.get_by_role("button", name="Resign").click()
+    jon.get_by_role("button", name="Confirm resignation").click()
+    expect(banner).to_contain_text(f"Table {table_id}: Game over. You won — White resigned.")
+    expect(ida).to_have_title(re.compile(r"^Game over! · "))
+    expect(ida.get_by_role("link", name=re.compile("Back to table"))).to_have_count(0)
 
     for person in people:
         assert person.errors == []

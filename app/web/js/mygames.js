@@ -1,11 +1,12 @@
 // The user's own games, followed on every page: the tables where they play a game in progress
 // stay watched in the background (the server counts a watched seat as attended), and the user is
 // told, wherever they are in the client, when a game of theirs starts and when it becomes their
-// move while they look at another page: a sound, a flag in the window title and a banner with a
-// link to the table.
+// move while they look at another page (and when it ends): a sound, a flag in the window title
+// and a banner with a link to the table.
 
 import { flagTitle, h, mount } from "./dom.js";
 import { live } from "./live.js";
+import { describeOutcomeFor } from "./notation.js";
 import { play } from "./sound.js";
 
 /** table id -> {table, game, colour, opponent, turn, ply, release} */
@@ -121,7 +122,15 @@ function onMessage(message) {
       }
       break;
     }
-    case "game_ended":
+    case "game_ended": {
+      const entry = games.get(message.table);
+      forget(message.table);
+      if (entry && entry.game === message.game && tableOnScreen() !== message.table) {
+        const words = describeOutcomeFor(message, entry.colour || null);
+        tell(message.table, `end-${message.game}`, `Game over. ${words}`, "end");
+      }
+      break;
+    }
     case "table_closed":
       forget(message.table);
       break;
@@ -135,7 +144,7 @@ function onMessage(message) {
 /** Sound, title flag and banner for something at `table`, unless that table is on screen. */
 function tell(table, key, text, sound) {
   play(sound);
-  flagTitle(sound === "start" ? "Your game!" : "Your move!");
+  flagTitle({ start: "Your game!", end: "Game over!" }[sound] || "Your move!");
   shown = { table, key };
   const link = h("a", {
     href: `#/table/${table}`,
