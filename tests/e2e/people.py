@@ -69,10 +69,12 @@ def arrive(
 
 
 def register(page: Page, name: str) -> None:
-    page.get_by_role("button", name="Sign in").click()
+    """Create an account with the register form (the password typed twice)."""
+    page.get_by_role("button", name="Register").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Name").fill(name)
-    dialog.get_by_label("Password").fill(PASSWORD)
+    dialog.get_by_label("Password", exact=True).fill(PASSWORD)
+    dialog.get_by_label("Password again").fill(PASSWORD)
     dialog.get_by_role("button", name="Register").click()
     expect(page.locator("#account")).to_contain_text(name)
     # Signing in reconnects the live socket with the new token.

@@ -73,6 +73,8 @@ def test_an_administrator_closes_a_table_and_bans_a_player(
     answer(root, "abusive chat")
     expect(root.locator('[data-user="ann"]')).to_contain_text("banned: abusive chat")
     expect(ann.get_by_role("button", name="Sign in")).to_be_visible()
+    # The page says why, and keeps saying it until she dismisses it.
+    expect(ann.locator("#notify")).to_contain_text("You were signed out: banned: abusive chat")
     log_in_dialog = ann.get_by_role("dialog")
     ann.get_by_role("button", name="Sign in").click()
     log_in_dialog.get_by_label("Name").fill("ann")

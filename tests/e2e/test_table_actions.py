@@ -15,8 +15,9 @@ from tests.e2e.people import Cable, arrive, expect_moves, open_table, register, 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
-def expect_banner(pages: tuple[Page, ...], text: str) -> None:
-    for page in pages:
+def expect_banner(pages: tuple[Page, ...], *texts: str) -> None:
+    """Each page's game-over banner, in order (each player reads it from their side)."""
+    for page, text in zip(pages, texts, strict=True):
         expect(page.locator(".game-over")).to_have_text(text)
 
 
@@ -53,7 +54,7 @@ def test_draw_offers_a_rematch_a_resignation_and_an_abort(
     expect_moves(ben, ["11-15"])
     ben.get_by_role("button", name="Offer draw").click()
     ann.get_by_role("button", name="Accept draw").click()
-    expect_banner(pages, "Draw: agreed by both players.")
+    expect_banner(pages, "Draw by agreement.", "Draw by agreement.")
 
     # Both ask for a rematch: a new game with the colours swapped.
     ann.get_by_role("button", name="Rematch").click()
@@ -71,14 +72,18 @@ def test_draw_offers_a_rematch_a_resignation_and_an_abort(
     expect(ben.locator(".game-over")).to_be_hidden()
     ben.get_by_role("button", name="Resign").click()
     ben.get_by_role("button", name="Confirm resignation").click()
-    expect_banner(pages, "White wins: Black resigned.")
+    expect_banner(pages, "You won — Black resigned.", "You lost — you resigned.")
 
-    # A third game, aborted before Black's first move.
+    # A third game, aborted before Black's first move: the abort, too, asks first.
     ben.get_by_role("button", name="Rematch").click()
     ann.get_by_role("button", name="Rematch").click()
     expect_colour(ann, "black")
     ann.get_by_role("button", name="Abort").click()
-    expect_banner(pages, "Game aborted.")
+    ann.get_by_role("button", name="Keep playing").click()
+    expect(ann.locator(".game-over")).to_be_hidden()
+    ann.get_by_role("button", name="Abort").click()
+    ann.get_by_role("button", name="Confirm abort").click()
+    expect_banner(pages, "Game aborted.", "Game aborted.")
 
     for person in people:
         assert person.errors == []
@@ -118,7 +123,7 @@ def test_a_private_table_is_joined_by_its_link_and_a_guest_may_play(
     # whoever holds it; for anyone else it does not exist.
     guest.get_by_role("button", name="Resign").click()
     guest.get_by_role("button", name="Confirm resignation").click()
-    expect_banner((ann, guest), "White wins: Black resigned.")
+    expect_banner((ann, guest), "You won — Black resigned.", "You lost — you resigned.")
     for page in (ann, guest):
         page.get_by_role("link", name="Replay this game").click()
         expect(page.get_by_text("Move 1 of 1")).to_be_visible()
@@ -162,7 +167,7 @@ def test_the_win_is_claimed_from_a_player_who_stays_away(browser: Browser, tmp_p
         expect(ben.locator(".conn")).to_have_text("Reconnecting…")
         expect(ann.locator(".player-bar.top")).to_contain_text("(disconnected)")
         ann.get_by_role("button", name="Claim the win").click()
-        expect(ann.locator(".game-over")).to_have_text("Black wins: White left the game.")
+        expect(ann.locator(".game-over")).to_have_text("You won — White left the game.")
 
         for person in people:
             assert person.errors == []

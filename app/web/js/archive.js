@@ -2,7 +2,8 @@
 
 import { api, query } from "./api.js";
 import { formatDate, formatTimeControl, h, mount, setTitle } from "./dom.js";
-import { describeOutcome, variantName } from "./notation.js";
+import { describeOutcome, outcomeFor, resultFor, variantName } from "./notation.js";
+import { session } from "./session.js";
 
 const PAGE_SIZE = 50;
 
@@ -96,7 +97,9 @@ export async function render(main, _params, search) {
     try {
       const page = await api.get(`/api/games${query({ ...filters, limit: PAGE_SIZE, cursor })}`);
       const games = page.data || [];
-      body.append(...games.map(gameRow));
+      // Results are told from the side of the player searched for, else from the viewer's.
+      const side = filters.player || (session.user && session.user.name) || null;
+      body.append(...games.map((game) => gameRow(game, side)));
       cursor = page.next_cursor || null;
       more.hidden = !cursor;
       const shown = body.children.length;
@@ -115,14 +118,7 @@ export async function render(main, _params, search) {
   }
   more.addEventListener("click", load);
 
-  mount(
-    main,
-    h("h1", { text: "Game archive" }),
-    form,
-    gamesTable("Games", body),
-    status,
-    more,
-  );
+  mount(main, h("h1", { text: "Game archive" }), form, gamesTable("Games", body), status, more);
   await load();
   return null;
 }
@@ -161,9 +157,24 @@ export function gamesTable(caption, body) {
   );
 }
 
-/** One archive row; the result cell says why the game ended. */
-export function gameRow(game) {
-  const result = game.status === "playing" ? "playing" : game.result;
+/**
+ * One archive row; the result cell says why the game ended, as a win, loss or draw of player
+ * `side` (a name) when they played it, else neutrally with the PDN result.
+ */
+export function gameRow(game, side = null) {
+  const colour =
+    side && game.black && game.black.toLowerCase() === side.toLowerCase()
+      ? "black"
+      : side && game.white && game.white.toLowerCase() === side.toLowerCase()
+        ? "white"
+        : null;
+  const finished = game.status !== "playing";
+  const result = !finished
+    ? "playing"
+    : colour
+      ? resultFor(game, colour)
+      : `${describeOutcome(game).replace(/\.$/, "")} (${game.result})`;
+  const outcome = colour ? outcomeFor(game, colour) : null;
   return h(
     "tr",
     { dataset: { game: String(game.id) } },
@@ -178,7 +189,12 @@ export function gameRow(game) {
     ),
     h("td", {}, playerLink(game.black)),
     h("td", {}, playerLink(game.white)),
-    h("td", { title: game.status === "playing" ? "" : describeOutcome(game), text: result }),
+    h("td", {
+      class: "result",
+      dataset: { outcome: outcome || "" },
+      title: finished ? `${describeOutcome(game)} (${game.result})` : "",
+      text: result,
+    }),
     h("td", { text: `${variantName(game.variant)} ${gameClockText(game)}` }),
     h("td", { text: String(Math.ceil((game.ply_count || 0) / 2)) }),
     h("td", { text: formatDate(game.started_at) }),

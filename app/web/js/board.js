@@ -1,11 +1,15 @@
-// The board component: 32 dark squares as buttons, men and kings, coordinates, selection by
-// click-click, drag or keyboard. It never computes rules: it only highlights the legal moves the
-// server sent and reports the chosen move text.
+// The board component: 32 dark squares as buttons, men and crowned kings, square numbers or
+// chess coordinates, selection by click-click, drag or keyboard, moves animated. It never
+// computes rules: it only highlights the legal moves the server sent and reports the chosen move
+// text.
 
 import { h } from "./dom.js";
 import { FILES, movePath, parseFen, rowColToSquare, squareToRowCol } from "./notation.js";
+import { prefs } from "./prefs.js";
 
 const DRAG_THRESHOLD_PX = 5;
+/** A move slides, and the men it takes fade, within this time. */
+export const MOVE_ANIMATION_MS = 180;
 
 export const CAPTURE_NOTICE = "Capture is mandatory";
 
@@ -21,8 +25,11 @@ export class Board {
       lastMove: [],
       legalMoves: [],
       interactive: false,
-      showNumbers: false,
+      // "numbers" (square numbers 1–32, the checkers convention) or "coordinates" (a–h, 1–8).
+      labels: prefs.labels,
     };
+    this.droppedMove = null; // the move just played by a drag: already where it belongs
+    this.dropping = false;
     this.fen = null;
     this.selected = null;
     this.steps = [];
@@ -38,9 +45,15 @@ export class Board {
     this.grid.addEventListener("pointerdown", (event) => this.onPointerDown(event));
   }
 
-  /** Update what is shown; any key left out keeps its value. */
+  /**
+   * Update what is shown; any key left out keeps its value. With `animate: true` a new position
+   * reached by `lastMove` is shown with the move sliding and the taken men fading.
+   */
   set(options) {
-    const next = { ...this.state, ...options };
+    const { animate = false, ...rest } = options;
+    const previous = this.state.pieces;
+    const previousFen = this.fen;
+    const next = { ...this.state, ...rest };
     // A redraw with the same position and moves (a chat line, a draw offer) keeps the selection.
     const before = `${this.fen}|${this.state.legalMoves.map((m) => m.text).join()}`;
     if (options.fen !== undefined) {
@@ -64,6 +77,47 @@ export class Board {
       this.clearSelection();
     if (flipChanged) this.buildCells();
     this.render();
+    if (animate && previousFen !== null && options.fen !== undefined && options.fen !== previousFen)
+      this.animate(previous, next.pieces, next.lastMove);
+    if (options.fen !== undefined && options.fen !== previousFen) this.droppedMove = null;
+  }
+
+  /** Slide the piece along `path` to its square and fade the men that were taken. */
+  animate(before, after, path) {
+    if (path.length < 2 || window.matchMedia("(prefers-reduced-motion: reduce)").matches) return;
+    const from = path[0];
+    const to = path[path.length - 1];
+    const moved = after.get(to);
+    const dropped = this.droppedMove && movePath(this.droppedMove).join() === path.join();
+    const target = this.cells.get(to);
+    const piece = target && target.querySelector(".piece");
+    if (piece && moved && !dropped && typeof piece.animate === "function") {
+      const end = target.getBoundingClientRect();
+      const frames = path.map((square) => {
+        const box = this.cells.get(square).getBoundingClientRect();
+        return { transform: `translate(${box.left - end.left}px, ${box.top - end.top}px)` };
+      });
+      frames[frames.length - 1] = { transform: "none" };
+      piece.animate(frames, { duration: MOVE_ANIMATION_MS, easing: "ease-out" });
+    }
+    for (const [square, gone] of before) {
+      if (square === from || after.has(square) || !this.cells.has(square)) continue;
+      const ghost = h("span", {
+        class: `piece ${gone.color}${gone.king ? " king" : ""} ghost`,
+        "aria-hidden": "true",
+      });
+      this.cells.get(square).querySelector(".piece-slot").append(ghost);
+      if (typeof ghost.animate !== "function") {
+        ghost.remove();
+        continue;
+      }
+      const fade = ghost.animate([{ opacity: 1 }, { opacity: 0 }], {
+        duration: MOVE_ANIMATION_MS,
+        easing: "ease-in",
+        fill: "forwards",
+      });
+      fade.onfinish = () => ghost.remove();
+    }
   }
 
   /** True when the legal moves on offer are captures (the player must take). */
@@ -116,8 +170,8 @@ export class Board {
   }
 
   render() {
-    const { pieces, lastMove, interactive, showNumbers } = this.state;
-    this.element.classList.toggle("show-numbers", showNumbers);
+    const { pieces, lastMove, interactive, labels } = this.state;
+    this.element.dataset.labels = labels;
     this.element.classList.toggle("interactive", interactive);
     const movable = interactive ? this.movableSquares : new Set();
     const { next, finals } = this.targets();
@@ -255,6 +309,7 @@ export class Board {
   }
 
   play(move) {
+    if (this.dropping) this.droppedMove = move.text;
     this.clearSelection();
     this.state.legalMoves = [];
     this.render();
@@ -329,7 +384,12 @@ export class Board {
     // The click that follows a drag would land on the drop square: the drop handles it.
     this.suppressClick = Boolean(cell && cell.dataset.square === String(drag.square));
     if (cell && this.grid.contains(cell) && cell.dataset.square !== String(drag.square)) {
-      this.choose(Number(cell.dataset.square));
+      this.dropping = true;
+      try {
+        this.choose(Number(cell.dataset.square));
+      } finally {
+        this.dropping = false;
+      }
     }
   }
 }
@@ -346,4 +406,21 @@ function neighbour(row, col, dRow, dCol) {
     if (c >= 0 && c <= 7) return rowColToSquare(r, c);
   }
   return null;
+}
+
+/**
+ * The board-labels switch shown with a board: square numbers (the default) or chess coordinates;
+ * the choice is remembered (prefs.labels) for every board, the replay's included.
+ */
+export function labelsSwitch(board) {
+  const box = h("input", {
+    type: "checkbox",
+    name: "coordinates",
+    checked: prefs.labels === "coordinates",
+    onChange: () => {
+      prefs.labels = box.checked ? "coordinates" : "numbers";
+      board.set({ labels: prefs.labels });
+    },
+  });
+  return h("label", { class: "inline labels-switch" }, box, "Chess coordinates");
 }

@@ -28,9 +28,20 @@ function append(el, children) {
   }
 }
 
+let pageTitle = "";
+let titleFlag = "";
+
 /** Name the page in the window title, as screen readers announce it on navigation. */
 export function setTitle(text) {
-  document.title = text ? `${text} · Checkers` : "Checkers";
+  pageTitle = text;
+  const title = text ? `${text} · Checkers` : "Checkers";
+  document.title = titleFlag ? `${titleFlag} · ${title}` : title;
+}
+
+/** Put `flag` ("Your move!") in front of the window title, on any page; "" removes it. */
+export function flagTitle(flag) {
+  titleFlag = flag;
+  setTitle(pageTitle);
 }
 
 /** Replace all children of `el`. */

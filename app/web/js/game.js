@@ -1,22 +1,31 @@
 // The table page: live board, clocks, move list, game actions, game-over banner and chat.
-// Everything shown comes from the table's snapshot and events (see docs/protocol.md).
+// Everything shown comes from the table's snapshot and events (see docs/protocol.md). Laid out
+// so that once a game has started the board, both players' bars and the game buttons fit the
+// window without scrolling; the player's own side is at the bottom from the moment they sit.
 
-import { Board, CAPTURE_NOTICE } from "./board.js";
+import { Board, CAPTURE_NOTICE, labelsSwitch } from "./board.js";
 import { formatClock, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
 import { renderMoveList } from "./movelist.js";
-import { colorName, describeOutcome, parseFen, variantName } from "./notation.js";
+import { colorName, describeOutcomeFor, outcomeFor, parseFen, variantName } from "./notation.js";
 import { requireUser, session } from "./session.js";
+import { play } from "./sound.js";
 
 const LOW_TIME_MS = 20000;
 
-/** Prefixes that turn the server's error codes into words for the player. */
+/** Refused moves: the server's sentence, or ours when it speaks in engine terms (a FEN). */
+const MOVE_ERRORS = new Set([
+  "capture_required",
+  "illegal_move",
+  "invalid_move",
+  "ambiguous_move",
+  "not_your_turn",
+  "stale_ply",
+]);
+const ENGINE_TALK = /\b[BW]:[WB]|\bin [BW]:/;
+
+/** Prefixes that turn the server's other error codes into words for the player. */
 const ERROR_WORDS = {
-  capture_required: CAPTURE_NOTICE,
-  illegal_move: "Illegal move",
-  invalid_move: "Unreadable move",
-  ambiguous_move: "Ambiguous move",
-  not_your_turn: "Not your turn",
   game_over: "The game is over",
   seat_taken: "Seat taken",
   too_early: "Not yet",
@@ -33,9 +42,11 @@ export function render(main, params, search) {
   let game = null;
   let clockAt = performance.now();
   let spectatorFlip = false;
-  let confirmResign = false;
+  let confirm = null; // "resign" | "abort" while the player is asked to confirm
   let closedReason = "";
-  const chat = [];
+  let animateNext = false;
+  let lowWarned = false;
+  let chat = [];
 
   const board = new Board({
     label: `Table ${tableId} board`,
@@ -55,14 +66,15 @@ export function render(main, params, search) {
     text: `${CAPTURE_NOTICE}.`,
   });
   const errorBox = h("p", { class: "error-text game-error", role: "alert" });
-  const announcer = h("p", { class: "announcer muted", "aria-live": "polite" });
+  const announcer = h("p", { class: "announcer visually-hidden", "aria-live": "polite" });
   const banner = h("p", { class: "banner game-over", role: "status", hidden: true });
+  const chatChannel = h("p", { class: "muted chat-channel" });
   const actions = h("div", {
     class: "toolbar game-actions",
     role: "group",
     "aria-label": "Game actions",
   });
-  const list = h("ol", { class: "move-list", "aria-label": "Moves" });
+  const list = h("ol", { class: "move-list", "aria-label": "Moves", tabindex: "0" });
   const chatLog = h("ul", {
     class: "chat-log",
     "aria-label": "Chat messages",
@@ -120,48 +132,65 @@ export function render(main, params, search) {
     text: "Sign in to chat",
   });
 
+  const viewTools = h("div", { class: "toolbar view-tools" }, labelsSwitch(board));
+  // The game-over banner and the game buttons: under the board on a narrow screen, beside it on
+  // a wide one (where the board then takes all the height the window has).
+  const controls = h(
+    "div",
+    { class: "game-controls" },
+    banner,
+    h("section", { "aria-label": "Actions", class: "actions-box" }, actions),
+  );
+  const controlsBeside = h("div", { class: "controls-beside" });
+  const wide = window.matchMedia("(min-width: 821px)");
+  const controlsHome = h("div", { class: "controls-below" });
+  const placeControls = () => (wide.matches ? controlsBeside : controlsHome).append(controls);
+
   mount(
     main,
-    h("div", { class: "toolbar" }, title, conn),
-    subtitle,
-    shareBox,
     h(
       "div",
-      { class: "game-layout" },
+      { class: "table-page" },
+      h("div", { class: "table-head" }, title, subtitle, conn),
+      shareBox,
       h(
         "div",
-        { class: "board-area" },
-        topBar,
-        board.element,
-        bottomBar,
-        announcer,
-        captureNotice,
-        errorBox,
-        moveForm,
-      ),
-      h(
-        "aside",
-        { class: "side-panel" },
-        banner,
+        { class: "game-layout" },
         h(
-          "section",
-          { class: "panel", "aria-labelledby": "actions-title" },
-          h("h2", { id: "actions-title", class: "visually-hidden", text: "Actions" }),
-          actions,
+          "div",
+          { class: "board-area" },
+          topBar,
+          board.element,
+          bottomBar,
+          h(
+            "div",
+            { class: "board-messages" },
+            h("div", { class: "message-line" }, errorBox, captureNotice),
+            controlsHome,
+          ),
+          moveForm,
+          announcer,
         ),
         h(
-          "section",
-          { class: "panel", "aria-labelledby": "moves-title" },
-          h("h2", { id: "moves-title", text: "Moves" }),
-          list,
-        ),
-        h(
-          "section",
-          { class: "panel", "aria-labelledby": "chat-title" },
-          h("h2", { id: "chat-title", text: "Chat" }),
-          chatLog,
-          chatForm,
-          chatSignIn,
+          "aside",
+          { class: "side-panel" },
+          controlsBeside,
+          h(
+            "section",
+            { class: "panel moves-panel", "aria-labelledby": "moves-title" },
+            h("h2", { id: "moves-title", text: "Moves" }),
+            list,
+          ),
+          h(
+            "section",
+            { class: "panel chat-panel", "aria-labelledby": "chat-title" },
+            h("h2", { id: "chat-title", text: "Chat" }),
+            chatChannel,
+            chatLog,
+            chatForm,
+            chatSignIn,
+          ),
+          viewTools,
         ),
       ),
     ),
@@ -181,6 +210,23 @@ export function render(main, params, search) {
     return null;
   }
 
+  /**
+   * The colour the user will play at a table waiting for its game, as far as it is known: the
+   * host's chosen colour, or the other one for whoever sits down. Null when drawn by lot.
+   */
+  function seatColour() {
+    const user = me();
+    if (!user || !table || !["black", "white"].includes(table.colour)) return null;
+    const players = table.players || [];
+    if (players[0] && players[0].id === user.id) return table.colour;
+    if (players[1] && players[1].id === user.id) return other(table.colour);
+    return null;
+  }
+
+  function other(colour) {
+    return colour === "black" ? "white" : "black";
+  }
+
   function seated() {
     const user = me();
     return Boolean(user && table && (table.players || []).some((p) => p.id === user.id));
@@ -191,6 +237,10 @@ export function render(main, params, search) {
       case "table":
         table = message.table;
         setGame(message.game);
+        if (Array.isArray(message.chat)) {
+          chat = message.chat.slice();
+          drawChat();
+        }
         maybeSit();
         break;
       case "table_update":
@@ -202,6 +252,7 @@ export function render(main, params, search) {
         if (table) Object.assign(table, { status: "playing", game: message.game.id, rematch: [] });
         errorBox.textContent = "";
         announce(`A new game started. ${colourLine()}`);
+        play("start");
         break;
       case "move":
         applyMove(message);
@@ -220,6 +271,7 @@ export function render(main, params, search) {
           game.claim_after = message.claim_after;
           scheduleClaimCheck();
         }
+        lastBars = "";
         announce(`${colorName(message.colour)} lost the connection.`);
         break;
       case "player_back":
@@ -228,6 +280,7 @@ export function render(main, params, search) {
           delete away[message.colour];
           game.away = away;
         }
+        lastBars = "";
         announce(`${colorName(message.colour)} is back.`);
         break;
       case "game_ended":
@@ -243,9 +296,12 @@ export function render(main, params, search) {
           });
           if (message.clocks) game.clocks = message.clocks;
           game.clock_running = false;
+          game.first_move_deadline = null;
         }
+        confirm = null;
         if (table) table.status = "finished";
-        announce(describeOutcome({ ...message, variant: game && game.variant }));
+        announce(describeOutcomeFor({ ...message, variant: game && game.variant }, myColour()));
+        play("end");
         break;
       case "rematch_offered":
         // `rematch` holds the ids of the players who asked.
@@ -274,7 +330,9 @@ export function render(main, params, search) {
   function setGame(snapshot) {
     game = snapshot ? { ...snapshot } : null;
     clockAt = performance.now();
-    confirmResign = false;
+    confirm = null;
+    lowWarned = false;
+    lastBars = "";
   }
 
   function applyMove(message) {
@@ -286,13 +344,19 @@ export function render(main, params, search) {
     }
     const mover = game.turn;
     game.moves = [...(game.moves || []), message.move];
+    // While a first move is awaited (a deadline is set) no clock runs.
+    const deadline = message.first_move_deadline ?? null;
     Object.assign(game, {
       ply: message.ply,
       fen: message.fen,
       turn: message.turn,
       legal_moves: message.legal_moves || [],
-      clock_running: true,
+      clock_running: deadline === null,
+      first_move_deadline: deadline,
     });
+    animateNext = true;
+    lastBars = "";
+    play(message.move.includes("x") ? "capture" : "move");
     if (message.clocks) game.clocks = message.clocks;
     if (game.draw_offer && game.draw_offer !== mover) game.draw_offer = null;
     clockAt = performance.now();
@@ -319,7 +383,7 @@ export function render(main, params, search) {
     if (!game) return;
     errorBox.textContent = "";
     const sent = live.send({ type: "move", game: game.id, move: text, ply: game.ply }, (err) => {
-      showError(describeError(err));
+      showError(describeError(err, text));
       if (err.code === "stale_ply") live.refreshTable(tableId);
       else drawBoard();
     });
@@ -341,9 +405,34 @@ export function render(main, params, search) {
     errorBox.textContent = text;
   }
 
-  function describeError(err) {
+  /** An error in words for a person: never the engine's (no FEN). */
+  function describeError(err, moveText = "") {
+    if (MOVE_ERRORS.has(err.code)) {
+      if (err.message && !ENGINE_TALK.test(err.message)) return sentence(err.message);
+      const captures = ((game && game.legal_moves) || []).filter((m) => m.includes("x"));
+      return (
+        {
+          capture_required: `You must capture: ${listWords(captures)}.`,
+          illegal_move: `${moveText || "That"} is not a legal move here.`,
+          invalid_move: `${moveText || "That"} is not a move: write it like 11-15 or 15x24.`,
+          ambiguous_move: `${moveText || "That capture"} can be played more than one way: write every landing square.`,
+          not_your_turn: "It is not your move.",
+          stale_ply: "The position changed; your board is being updated.",
+        }[err.code] || sentence(err.message)
+      );
+    }
     const words = ERROR_WORDS[err.code];
-    return words ? `${words}: ${err.message}` : err.message;
+    return words ? `${words}: ${err.message}` : sentence(err.message);
+  }
+
+  function sentence(text) {
+    const t = String(text || "").trim();
+    return t ? t[0].toUpperCase() + t.slice(1) : "Something went wrong.";
+  }
+
+  function listWords(items) {
+    if (items.length <= 1) return items.join("");
+    return `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`;
   }
 
   function announce(text) {
@@ -353,14 +442,16 @@ export function render(main, params, search) {
   // --- drawing -------------------------------------------------------------------------------
 
   function draw() {
-    chatForm.hidden = !me();
+    const user = me();
+    chatForm.hidden = !user;
     chatInput.maxLength = live.limits.chat_max_length || 300;
-    chatSignIn.hidden = Boolean(me());
+    chatSignIn.hidden = Boolean(user);
     drawHeader();
     drawBoard();
     drawBars();
     drawActions();
     drawBanner();
+    drawChannel();
     if (game && game.moves && game.moves.length) {
       renderMoveList(list, { moves: game.moves, startTurn: startTurn(), current: game.ply });
     } else
@@ -388,10 +479,11 @@ export function render(main, params, search) {
     const bits = [variantName(table.variant), clock];
     if (table.private) bits.push("private");
     if (table.start_fen) bits.push(`start ${table.start_fen}`);
-    if (typeof table.spectators === "number") bits.push(`${table.spectators} watching`);
     subtitle.textContent = bits.join(" · ");
     const code = table.invite || invite;
     if (table.private && code && seated()) {
+      if (shareBox.dataset.code === code) return;
+      shareBox.dataset.code = code;
       const link = `${location.origin}${location.pathname}#/table/${table.id}?invite=${encodeURIComponent(code)}`;
       const field = h("input", {
         readonly: true,
@@ -403,7 +495,7 @@ export function render(main, params, search) {
         shareBox,
         h(
           "div",
-          { class: "panel toolbar" },
+          { class: "panel toolbar share" },
           h("span", { text: "Invite someone with this link:" }),
           field,
           h("button", {
@@ -421,11 +513,15 @@ export function render(main, params, search) {
           }),
         ),
       );
-    } else mount(shareBox);
+    } else {
+      delete shareBox.dataset.code;
+      mount(shareBox);
+    }
   }
 
+  /** True when Black is at the bottom: the player's own colour, from the moment they sit. */
   function orientation() {
-    const colour = myColour();
+    const colour = myColour() || (!game || game.status !== "playing" ? seatColour() : null);
     if (colour) return colour === "black";
     return spectatorFlip;
   }
@@ -442,14 +538,31 @@ export function render(main, params, search) {
       lastMove: moves.length ? moves[moves.length - 1] : null,
       legalMoves: legal,
       interactive: myTurn,
+      animate: animateNext,
     });
+    animateNext = false;
     captureNotice.hidden = !(myTurn && board.captureRequired);
     moveForm.hidden = !myTurn;
   }
 
+  let lastBars = "";
+
   function drawBars() {
     const bottom = orientation() ? "black" : "white";
-    const top = bottom === "black" ? "white" : "black";
+    const top = other(bottom);
+    // Bars are rebuilt only when what they say changes (the clocks tick in place).
+    const key = JSON.stringify([
+      bottom,
+      table,
+      game && game.id,
+      game && game.status,
+      game && game.turn,
+    ]);
+    if (key === lastBars) {
+      tickClocks();
+      return;
+    }
+    lastBars = key;
     fillBar(topBar, top);
     fillBar(bottomBar, bottom);
   }
@@ -461,8 +574,9 @@ export function render(main, params, search) {
 
   function fillBar(bar, colour) {
     const player = playerOf(colour);
-    const away = game && game.away && game.away[colour];
-    const toMove = Boolean(game && game.status === "playing" && game.turn === colour);
+    const playing = Boolean(game && game.status === "playing");
+    const away = playing && game.away && game.away[colour];
+    const toMove = Boolean(playing && game.turn === colour);
     bar.classList.toggle("to-move", toMove);
     bar.dataset.colour = colour;
     const name = player ? player.name : table && !game ? waitingName(colour) : "—";
@@ -472,6 +586,8 @@ export function render(main, params, search) {
       role: "timer",
       "aria-label": `${colorName(colour)} clock`,
     });
+    const user = me();
+    const mine = Boolean(user && player && player.id === user.id);
     mount(
       bar,
       h(
@@ -480,21 +596,32 @@ export function render(main, params, search) {
         h("span", { class: `seat-dot ${colour}`, "aria-hidden": "true" }),
         h("span", { class: "visually-hidden", text: `${colorName(colour)}: ` }),
         name,
-        away ? h("span", { class: "muted", text: " (disconnected)" }) : null,
-        toMove ? h("span", { class: "muted", text: " — to move" }) : null,
+        mine ? h("span", { class: "muted", text: " (you)" }) : null,
+        away ? h("span", { class: "muted away", text: " (disconnected)" }) : null,
       ),
-      clock,
+      h(
+        "span",
+        { class: "bar-right" },
+        toMove ? h("span", { class: "turn", text: mine ? "your move" : "to move" }) : null,
+        h("span", { class: "countdown", role: "timer", hidden: true }),
+        clock,
+      ),
     );
     tickClocks();
   }
 
   function waitingName(colour) {
     const players = table.players || [];
-    if (colour === "black" && players[0])
-      return `${players[0].name} (colours when the game starts)`;
-    if (colour === "white" && players[1])
-      return `${players[1].name} (colours when the game starts)`;
-    return "waiting for a player";
+    const host = players[0];
+    const guest = players[1];
+    if (["black", "white"].includes(table.colour)) {
+      if (colour === table.colour) return host ? host.name : "waiting for a player";
+      return guest ? guest.name : "waiting for a player";
+    }
+    // Colours drawn by lot: the host at the bottom until the game starts.
+    const bottom = orientation() ? "black" : "white";
+    const player = colour === bottom ? host : guest;
+    return player ? `${player.name} (colours drawn when the game starts)` : "waiting for a player";
   }
 
   function tickClocks() {
@@ -511,6 +638,41 @@ export function render(main, params, search) {
       el.textContent = formatClock(left);
       el.classList.toggle("running", running);
       el.classList.toggle("low", left < LOW_TIME_MS);
+      if (running && left < LOW_TIME_MS && colour === myColour() && !lowWarned) {
+        lowWarned = true;
+        play("low");
+      }
+    }
+    tickCountdowns();
+  }
+
+  /** The first-move deadline and a disconnected player's claim time, counted down in the bars. */
+  function tickCountdowns() {
+    const now = live.serverNow();
+    for (const bar of [topBar, bottomBar]) {
+      const box = bar.querySelector(".countdown");
+      if (!box) continue;
+      const colour = bar.dataset.colour;
+      const playing = game && game.status === "playing";
+      let text = "";
+      let label = "";
+      if (playing && game.first_move_deadline && game.turn === colour) {
+        const left = game.first_move_deadline - now;
+        text = `first move within ${formatClock(Math.max(0, left)).replace(/\.\d$/, "")}`;
+        label = "First move countdown";
+      } else if (playing && game.away && game.away[colour] && game.claim_after) {
+        const left = game.claim_after - now;
+        if (left > 0) {
+          text = `win claimable in ${formatClock(left).replace(/\.\d$/, "")}`;
+          label = "Claim countdown";
+        } else {
+          text = "win claimable now";
+          label = "Claim countdown";
+        }
+      }
+      box.hidden = !text;
+      if (box.textContent !== text) box.textContent = text;
+      if (label) box.setAttribute("aria-label", label);
     }
   }
 
@@ -527,61 +689,70 @@ export function render(main, params, search) {
       );
       return;
     }
+    const ask = (what) => () => {
+      confirm = what;
+      drawActions();
+    };
+    const keepPlaying = button("Keep playing", () => {
+      confirm = null;
+      drawActions();
+    });
     const playing = game && game.status === "playing";
     if (playing && colour) {
-      const opponent = colour === "black" ? "white" : "black";
-      if (game.draw_offer === opponent) {
-        buttons.push(
-          h("span", { class: "notice", text: "Your opponent offers a draw." }),
-          button("Accept draw", () => act({ type: "draw_accept", game: game.id }), "primary"),
-          button("Decline draw", () => act({ type: "draw_decline", game: game.id })),
-        );
-      } else if (game.draw_offer === colour) {
-        buttons.push(h("span", { class: "muted", text: "Draw offered." }));
-      } else {
-        buttons.push(button("Offer draw", () => act({ type: "draw_offer", game: game.id })));
-      }
+      const opponent = other(colour);
       const myMoves = (game.moves || []).filter(
         (_, i) => (i + (startTurn() === "white" ? 1 : 0)) % 2 === (colour === "black" ? 0 : 1),
       );
-      if (myMoves.length === 0)
-        buttons.push(button("Abort", () => act({ type: "abort", game: game.id })));
-      if (confirmResign) {
+      if (confirm === "resign") {
         buttons.push(
+          h("span", { class: "notice", text: "Resign this game?" }),
           button(
             "Confirm resignation",
             () => {
-              confirmResign = false;
+              confirm = null;
               act({ type: "resign", game: game.id });
             },
             "danger",
           ),
-          button("Keep playing", () => {
-            confirmResign = false;
-            drawActions();
-          }),
+          keepPlaying,
         );
-      } else {
+      } else if (confirm === "abort" && myMoves.length === 0) {
         buttons.push(
+          h("span", { class: "notice", text: "Abort this game? It counts for nobody." }),
           button(
-            "Resign",
+            "Confirm abort",
             () => {
-              confirmResign = true;
-              drawActions();
+              confirm = null;
+              act({ type: "abort", game: game.id });
             },
             "danger",
           ),
+          keepPlaying,
         );
-      }
-      if (
-        game.away &&
-        game.away[opponent] &&
-        game.claim_after &&
-        live.serverNow() >= game.claim_after
-      ) {
-        buttons.push(
-          button("Claim the win", () => act({ type: "claim_win", game: game.id }), "primary"),
-        );
+      } else {
+        if (game.draw_offer === opponent) {
+          buttons.push(
+            h("span", { class: "notice", text: "Your opponent offers a draw." }),
+            button("Accept draw", () => act({ type: "draw_accept", game: game.id }), "primary"),
+            button("Decline draw", () => act({ type: "draw_decline", game: game.id })),
+          );
+        } else if (game.draw_offer === colour) {
+          buttons.push(h("span", { class: "muted", text: "Draw offered." }));
+        } else {
+          buttons.push(button("Offer draw", () => act({ type: "draw_offer", game: game.id })));
+        }
+        if (myMoves.length === 0) buttons.push(button("Abort", ask("abort")));
+        buttons.push(button("Resign", ask("resign"), "danger"));
+        if (
+          game.away &&
+          game.away[opponent] &&
+          game.claim_after &&
+          live.serverNow() >= game.claim_after
+        ) {
+          buttons.push(
+            button("Claim the win", () => act({ type: "claim_win", game: game.id }), "primary"),
+          );
+        }
       }
     } else if (seated()) {
       const players = table.players || [];
@@ -611,20 +782,15 @@ export function render(main, params, search) {
     } else if (table && table.status === "open" && (table.players || []).length < 2) {
       buttons.push(button("Sit down to play", () => sit(), "primary"));
     }
-    if (!colour) {
+    if (!colour && !seatColour()) {
       buttons.push(
         button("Flip board", () => {
           spectatorFlip = !spectatorFlip;
+          lastBars = "";
           draw();
         }),
       );
     }
-    buttons.push(
-      button(board.state.showNumbers ? "Hide square numbers" : "Show square numbers", () => {
-        board.set({ showNumbers: !board.state.showNumbers });
-        drawActions();
-      }),
-    );
     if (game && game.status !== "playing")
       buttons.push(
         h("a", {
@@ -640,14 +806,50 @@ export function render(main, params, search) {
   function drawBanner() {
     const over = game && game.status !== "playing";
     banner.hidden = !over;
-    if (over) banner.textContent = describeOutcome({ ...game, variant: game.variant });
+    if (!over) return;
+    const colour = myColour();
+    banner.textContent = describeOutcomeFor(game, colour);
+    // Winner and loser see different banners; spectators a neutral one.
+    banner.dataset.outcome = (colour && outcomeFor(game, colour)) || "neutral";
+  }
+
+  /** Which chat the user writes to and reads: the players' or the spectators'. */
+  function drawChannel() {
+    const user = me();
+    const playing = Boolean(game && game.status === "playing");
+    if (!user) {
+      chatChannel.textContent = "";
+      return;
+    }
+    if (seated()) {
+      chatChannel.textContent = playing
+        ? "Players' chat: spectators' messages are shown after the game."
+        : "Players' chat (spectators read it).";
+      chatInput.placeholder = "Message to the players";
+    } else {
+      chatChannel.textContent = playing
+        ? "Spectators' chat: the players do not see it during the game."
+        : "Spectators' chat.";
+      chatInput.placeholder = "Message to the spectators";
+    }
   }
 
   function drawChat() {
     mount(
       chatLog,
       chat.map((m) =>
-        h("li", {}, h("span", { class: "who", text: `${m.from ? m.from.name : "?"}: ` }), m.text),
+        h(
+          "li",
+          { dataset: { channel: m.channel || "" } },
+          m.channel
+            ? h("span", {
+                class: `channel ${m.channel}`,
+                text: m.channel === "players" ? "player" : "spectator",
+              })
+            : null,
+          h("span", { class: "who", text: `${m.from ? m.from.name : "?"}: ` }),
+          m.text,
+        ),
       ),
     );
     chatLog.scrollTop = chatLog.scrollHeight;
@@ -660,6 +862,8 @@ export function render(main, params, search) {
       claimTimer = setTimeout(drawActions, Math.max(0, game.claim_after - live.serverNow()) + 100);
   }
 
+  placeControls();
+  wide.addEventListener("change", placeControls);
   draw();
   const ticker = setInterval(tickClocks, 100);
   const stopWatch = live.watchTable(tableId, onEvent, {
@@ -672,11 +876,17 @@ export function render(main, params, search) {
       draw();
     },
   });
-  const stopUser = session.subscribe(() => table && draw());
+  const stopUser = session.subscribe(() => {
+    lastBars = "";
+    if (table) draw();
+  });
   return () => {
+    wide.removeEventListener("change", placeControls);
     clearInterval(ticker);
     clearTimeout(claimTimer);
     stopConn();
+    // The background watch of the user's games keeps a table with their game in progress
+    // followed; any other table is unwatched here (its seat then follows the user out).
     stopWatch();
     stopUser();
   };

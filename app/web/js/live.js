@@ -21,7 +21,9 @@ class Live {
     this.limits = {}; // the server's limits, from `welcome` (chat_max_length…)
     this.listeners = new Map(); // type -> Set(fn); "*" gets everything
     this.stateListeners = new Set();
-    this.tables = new Map(); // table id -> {v, epoch, invite, handler}
+    // table id -> {v, epoch, invite, handlers, onError}: a table page and the background watch
+    // of the user's own games may follow the same table; it is unwatched when both let go.
+    this.tables = new Map();
     this.lobbyHandlers = new Set();
     this.pending = new Map(); // ref -> onError
     this.retryTimer = null;
@@ -47,7 +49,8 @@ class Live {
     this.stopHeartbeat();
     clearTimeout(this.retryTimer);
     this.attempt = 0;
-    if (this.tables.size || this.lobbyHandlers.size) this.connect();
+    // A signed-in user stays connected on every page, to hear of their own games.
+    if (this.tables.size || this.lobbyHandlers.size || getToken()) this.connect();
     else this.setState("idle");
   }
 
@@ -145,13 +148,13 @@ class Live {
     const id = message.type === "table" ? message.table && message.table.id : message.table;
     const entry = typeof id === "number" ? this.tables.get(id) : undefined;
     if (!entry || message.v === undefined) {
-      if (entry && message.type === "kicked") entry.handler(message);
+      if (entry && message.type === "kicked") deliver(entry, message);
       return;
     }
     if (message.type === "table" || message.type === "synced") {
       entry.v = message.v;
       entry.epoch = message.epoch;
-      entry.handler(message);
+      deliver(entry, message);
       return;
     }
     if (entry.v !== null && message.v <= entry.v) return; // already applied
@@ -160,7 +163,7 @@ class Live {
       return;
     }
     entry.v = message.v;
-    entry.handler(message);
+    deliver(entry, message);
   }
 
   watchMessage(id, entry) {
@@ -180,22 +183,49 @@ class Live {
 
   /**
    * Follow a table: `handler` gets its snapshot and every event, across reconnects;
-   * `onError` gets a refusal (no such table, a private table without its invite).
+   * `onError` gets a refusal (no such table, a private table without its invite). Several
+   * holders may follow one table (the table page, the background watch of the user's games):
+   * a new holder asks for a fresh snapshot (unless `quiet`: it only keeps the watch alive), and
+   * `unwatch` goes once the last one lets go.
    */
-  watchTable(id, handler, { invite = null, onError = null } = {}) {
-    const entry = { v: null, epoch: null, invite, handler, onError };
-    this.tables.set(id, entry);
+  watchTable(id, handler, { invite = null, onError = null, quiet = false } = {}) {
+    let entry = this.tables.get(id);
+    const followed = Boolean(entry);
+    if (!entry) {
+      entry = { v: null, epoch: null, invite, handlers: new Set(), onError: null };
+      this.tables.set(id, entry);
+    }
+    const holder = { handler, onError };
+    entry.handlers.add(holder);
+    if (invite) entry.invite = invite;
     this.ensure();
+    if (followed && quiet) return this.release(id, entry, holder);
+    // A holder that joins a table already followed needs its own snapshot.
+    entry.v = null;
+    entry.epoch = null;
     if (this.state === "open") this.sendWatch(id, entry);
+    return this.release(id, entry, holder);
+  }
+
+  release(id, entry, holder) {
     return () => {
-      if (this.tables.get(id) !== entry) return;
+      if (this.tables.get(id) !== entry || !entry.handlers.delete(holder)) return;
+      if (entry.handlers.size) return;
       this.tables.delete(id);
       if (this.state === "open") this.send({ type: "unwatch", table: id });
     };
   }
 
+  /** True while some holder follows table `id`. */
+  watching(id) {
+    return this.tables.has(id);
+  }
+
   sendWatch(id, entry) {
-    this.send(this.watchMessage(id, entry), entry.onError);
+    const onError = (err) => {
+      for (const holder of [...entry.handlers]) if (holder.onError) holder.onError(err);
+    };
+    this.send(this.watchMessage(id, entry), onError);
   }
 
   /** Ask for a fresh snapshot of a watched table (e.g. after `stale_ply`). */
@@ -273,6 +303,10 @@ class Live {
     clearInterval(this.pingTimer);
     clearTimeout(this.pongTimer);
   }
+}
+
+function deliver(entry, message) {
+  for (const holder of [...entry.handlers]) holder.handler(message);
 }
 
 export const live = new Live();

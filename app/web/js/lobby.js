@@ -2,6 +2,7 @@
 
 import { formatTimeControl, h, mount, setTitle } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
+import { myGames as gamesInProgress, onMyGames } from "./mygames.js";
 import { variantName } from "./notation.js";
 import { requireUser, session } from "./session.js";
 
@@ -17,8 +18,9 @@ export function render(main, params) {
   const selectedSlug = params.room || null;
   const myGames = h("div", { class: "my-games", "aria-live": "polite" });
 
+  // Kept live: the background watch of the user's games says when one starts or ends.
   function drawMyGames() {
-    const playing = live.playing || [];
+    const playing = gamesInProgress();
     mount(
       myGames,
       playing.length ? h("strong", { text: "Your games in progress:" }) : null,
@@ -26,7 +28,7 @@ export function render(main, params) {
         h("a", {
           class: "button primary",
           href: `#/table/${p.table}`,
-          text: `Back to table ${p.table}`,
+          text: `Back to table ${p.table}${p.opponent ? ` (against ${p.opponent.name})` : ""}`,
         }),
       ),
     );
@@ -297,7 +299,7 @@ export function render(main, params) {
     roomsBox,
   );
   drawMyGames();
-  const stopWelcome = live.on("welcome", drawMyGames);
+  const stopWelcome = onMyGames(drawMyGames);
   const stopLobby = live.subscribeLobby(onLobby);
   const stopUser = session.subscribe(() => rooms.length && draw());
   return () => {

@@ -3,7 +3,9 @@
 
 import { h, mount, setTitle, toast } from "./dom.js";
 import { live } from "./live.js";
+import { announce, forgetMyGames, startMyGames } from "./mygames.js";
 import { mountAccountBar, session } from "./session.js";
+import { muteSwitch } from "./sound.js";
 
 const routes = [
   [/^\/?$/, () => import("./lobby.js"), () => ({})],
@@ -44,6 +46,8 @@ async function route() {
     if (id !== navigation) return;
     mount(main, container);
     setTitle("");
+    // Every page opens at its top.
+    window.scrollTo(0, 0);
     if (!firstRoute) main.focus({ preventScroll: true });
     firstRoute = false;
     const stop = (await page.render(container, params(match), query)) || null;
@@ -74,17 +78,27 @@ function markCurrentLink(path) {
 }
 
 mountAccountBar(document.getElementById("account"));
+document.querySelector(".site-header").append(muteSwitch());
+startMyGames(document.getElementById("notify"));
 window.addEventListener("hashchange", route);
 live.on("token_refused", ({ message }) => {
   session.set(null);
+  forgetMyGames();
   toast(`Signed out: ${message}`, "error");
+  // A ban (or a removal) says why, and stays on the page until dismissed.
+  if (/^banned/i.test(message)) announce(`You were signed out: ${message}`, "error");
 });
 session.load().then(() => {
   // From now on a sign-in or sign-out reconnects the live socket with the new token.
   let user = session.user;
   session.subscribe((next) => {
-    if ((next && next.id) !== (user && user.id)) live.restart();
+    if ((next && next.id) !== (user && user.id)) {
+      forgetMyGames();
+      live.restart();
+    }
     user = next;
   });
+  // A signed-in user is connected on every page: a game of theirs may start at any time.
+  if (session.user) live.ensure();
   route();
 });

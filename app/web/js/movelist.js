@@ -1,16 +1,23 @@
 // The move list in PDN notation, shared by the live game and the replay viewer.
 
-import { h, mount } from "./dom.js";
+import { formatClock, h, mount } from "./dom.js";
 import { moveRows } from "./notation.js";
 
 /**
  * A numbered move list. With `onPick(ply)` each move is a button that jumps to that ply;
- * `current` marks the ply on the board.
+ * `current` marks the ply on the board; `clocks[i]` (ms, or null) is the mover's time left after
+ * ply i + 1. The list scrolls inside its own box, never the page.
  */
 export function renderMoveList(
   list,
-  { moves, startTurn = "black", current = null, onPick = null },
+  { moves, startTurn = "black", current = null, onPick = null, clocks = null },
 ) {
+  const clockOf = (entry) => {
+    const ms = clocks && clocks[entry.ply - 1];
+    return typeof ms === "number"
+      ? h("span", { class: "move-clock", text: formatClock(ms).replace(/\.\d$/, "") })
+      : null;
+  };
   const cell = (entry) => {
     if (!entry) return h("span", { class: "move", text: "…" });
     const attrs = { class: "move", "data-ply": String(entry.ply) };
@@ -21,14 +28,21 @@ export function renderMoveList(
         text: entry.text,
       });
     }
-    return h("button", {
-      ...attrs,
-      type: "button",
-      "aria-current": entry.ply === current ? "step" : false,
-      "aria-label": `move ${entry.ply}: ${entry.text}`,
-      onClick: () => onPick(entry.ply),
-      text: entry.text,
-    });
+    const clock = clockOf(entry);
+    return h(
+      "button",
+      {
+        ...attrs,
+        type: "button",
+        // One move is reached by Tab (the current one, or the first at the start position).
+        tabindex: entry.ply === (current || 1) ? "0" : "-1",
+        "aria-current": entry.ply === current ? "step" : false,
+        "aria-label": `move ${entry.ply}: ${entry.text}${clock ? `, ${clock.textContent} left` : ""}`,
+        onClick: () => onPick(entry.ply),
+      },
+      h("span", { class: "move-text", text: entry.text }),
+      clock,
+    );
   };
   mount(
     list,
@@ -43,6 +57,13 @@ export function renderMoveList(
     ),
   );
   const active = list.querySelector(".current, [aria-current='step']");
-  if (active) active.scrollIntoView({ block: "nearest" });
-  else list.scrollTop = list.scrollHeight;
+  if (!active) {
+    list.scrollTop = list.scrollHeight;
+    return;
+  }
+  // Bring the current move into the list's own view (scrollIntoView would scroll the page too).
+  const box = list.getBoundingClientRect();
+  const item = active.getBoundingClientRect();
+  if (item.top < box.top) list.scrollTop -= box.top - item.top;
+  else if (item.bottom > box.bottom) list.scrollTop += item.bottom - box.bottom;
 }

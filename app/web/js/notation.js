@@ -130,3 +130,102 @@ export function moveRows(moves, startTurn = "black") {
   });
   return rows;
 }
+
+function otherColour(colour) {
+  return colour === "black" ? "white" : "black";
+}
+
+/** How a draw came about, in a few words: "by repetition", "by agreement". */
+function drawWords(termination, variant) {
+  const pool = variant === "pool";
+  return (
+    {
+      agreement: "by agreement",
+      repetition: "by repetition",
+      move_limit: pool ? "by the 30-move rule" : "by the 40-move rule",
+      kings_endgame: "three kings against one",
+      admin: "by an administrator",
+    }[termination] || ""
+  );
+}
+
+/**
+ * Whose the result is: "win", "loss" or "draw" for the player of `colour`, "aborted" for a game
+ * that counts for nobody, null while it is in progress.
+ */
+export function outcomeFor(game, colour) {
+  if (game.status === "playing") return null;
+  if (game.result === "*") return "aborted";
+  if (game.result === "1/2-1/2") return "draw";
+  const won = game.winner || winnerFromResult(game.result);
+  if (!won) return null;
+  return won === colour ? "win" : "loss";
+}
+
+/**
+ * The game-over sentence for one of its players, from their side: "You won — White resigned.",
+ * "You lost on time.", "Draw by repetition."; a spectator (`colour` null) gets the neutral
+ * sentence of describeOutcome.
+ */
+export function describeOutcomeFor(game, colour) {
+  if (!colour) return describeOutcome(game);
+  const outcome = outcomeFor(game, colour);
+  const { termination, variant, reason } = game;
+  const because = reason ? ` (${reason})` : "";
+  if (outcome === "aborted" || outcome === null) return describeOutcome(game);
+  if (outcome === "draw") {
+    const how = drawWords(termination, variant);
+    return `Draw${how ? ` ${how}` : ""}${because}.`;
+  }
+  const them = colorName(otherColour(colour));
+  if (outcome === "win") {
+    const why = {
+      no_moves: `${them} cannot move`,
+      resignation: `${them} resigned`,
+      timeout: `${them} ran out of time`,
+      abandoned: `${them} left the game`,
+      admin: `decided by an administrator${because}`,
+    }[termination];
+    return why ? `You won — ${why}.` : "You won.";
+  }
+  if (termination === "timeout") return "You lost on time.";
+  const why = {
+    no_moves: "you cannot move",
+    resignation: "you resigned",
+    abandoned: "you left the game",
+    admin: `decided by an administrator${because}`,
+  }[termination];
+  return why ? `You lost — ${why}.` : "You lost.";
+}
+
+/**
+ * An archived game's result from one player's side, for lists: "Won — opponent resigned",
+ * "Lost on time", "Draw by repetition", "Aborted".
+ */
+export function resultFor(game, colour) {
+  const outcome = outcomeFor(game, colour);
+  if (outcome === null) return game.status === "playing" ? "playing" : game.result;
+  if (outcome === "aborted") return "Aborted";
+  if (outcome === "draw") {
+    const how = drawWords(game.termination, game.variant);
+    return how ? `Draw ${how}` : "Draw";
+  }
+  const head = outcome === "win" ? "Won" : "Lost";
+  const t = game.termination;
+  if (t === "timeout") return `${head} on time`;
+  const how =
+    outcome === "win"
+      ? {
+          no_moves: "opponent cannot move",
+          resignation: "opponent resigned",
+          abandoned: "opponent left",
+          admin: "by an administrator",
+        }[t]
+      : {
+          no_moves: "no move left",
+          resignation: "resigned",
+          abandoned: "left the game",
+          admin: "by an administrator",
+        }[t];
+  return how ? `${head} — ${how}` : head;
+}

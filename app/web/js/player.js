@@ -33,7 +33,7 @@ export async function render(main, { name }) {
         `/api/players/${encodeURIComponent(name)}/games${query({ limit: PAGE_SIZE, cursor, count: false })}`,
       );
       const games = page.data || [];
-      body.append(...games.map(gameRow));
+      body.append(...games.map((game) => gameRow(game, profile.name)));
       cursor = page.next_cursor || null;
       more.hidden = !cursor;
       status.textContent = body.children.length ? "" : "No games yet.";

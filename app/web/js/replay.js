@@ -1,14 +1,23 @@
-// The replay viewer: a finished (or live) game from the archive, stepped with buttons or arrow
-// keys; PDN download and copy. Positions come from the server (`?positions=true`). A game of a
-// private table is its players' (the token goes with every request) or opened by the table's
-// invite code (`#/games/31?invite=CODE`).
+// The replay viewer: a finished (or live) game from the archive, stepped with buttons, arrow
+// keys or its move list; each move with the mover's clock time where the record holds it; shown
+// from the viewer's side when it is their game. PDN download and copy. Positions come from the
+// server (`?positions=true`). A game of a private table is its players' (the token goes with
+// every request) or opened by the table's invite code (`#/games/31?invite=CODE`).
 
 import { api, getToken, query } from "./api.js";
-import { Board } from "./board.js";
+import { Board, labelsSwitch } from "./board.js";
 import { gameClockText } from "./archive.js";
-import { formatDate, h, mount, setTitle, toast } from "./dom.js";
+import { formatClock, formatDate, h, mount, setTitle, toast } from "./dom.js";
 import { renderMoveList } from "./movelist.js";
-import { describeOutcome, parseFen, variantName } from "./notation.js";
+import {
+  colorName,
+  describeOutcome,
+  describeOutcomeFor,
+  outcomeFor,
+  parseFen,
+  variantName,
+} from "./notation.js";
+import { session } from "./session.js";
 
 export async function render(main, { game: id }, search) {
   setTitle(`Game ${id}`);
@@ -29,10 +38,21 @@ export async function render(main, { game: id }, search) {
   // positions[0] is the start, positions[n] the position after ply n.
   const positions = [game.start_position, ...(game.moves || []).map((m) => m.fen_after)];
   const startTurn = game.start_position ? parseFen(game.start_position).turn : "black";
+  const clocks = (game.moves || []).map((m) =>
+    typeof m.clock_ms === "number" ? m.clock_ms : null,
+  );
+  const hasClocks = clocks.some((ms) => ms !== null);
   let ply = moves.length;
+  // The viewer's own game is shown from their colour.
+  const user = session.user;
+  const viewerColour =
+    user && game.black === user.name ? "black" : user && game.white === user.name ? "white" : null;
 
-  const board = new Board({ label: `Game ${id} replay` });
+  const board = new Board({ label: `Game ${id} replay board` });
+  board.set({ flipped: viewerColour === "black" });
   const list = h("ol", { class: "move-list", "aria-label": "Moves" });
+  const topBar = h("div", { class: "player-bar top" });
+  const bottomBar = h("div", { class: "player-bar bottom" });
   const status = h("p", { class: "visually-hidden", "aria-live": "polite" });
   const counter = h("span", { class: "muted" });
   const button = (label, text, action) =>
@@ -52,24 +72,85 @@ export async function render(main, { game: id }, search) {
     button("Last position", "»", () => go(moves.length)),
     h("button", {
       type: "button",
-      onClick: () => board.set({ flipped: !board.state.flipped }),
+      onClick: () => {
+        board.set({ flipped: !board.state.flipped });
+        drawBars();
+      },
       text: "Flip board",
     }),
     counter,
   );
 
-  function go(target) {
-    ply = Math.max(0, Math.min(moves.length, target));
-    const fen = positions[ply] || game.start_position;
-    board.set({ fen, lastMove: ply > 0 ? moves[ply - 1] : null });
-    renderMoveList(list, { moves, startTurn, current: ply, onPick: go });
-    counter.textContent = `Move ${ply} of ${moves.length}`;
-    status.textContent = ply > 0 ? `Move ${ply}: ${moves[ply - 1]}` : "Start position";
+  /** Each side's clock after `ply` plies: its last move's time, or the base before it moved. */
+  function clocksAt(upTo) {
+    const base = game.clock ? game.clock.base_s * 1000 : null;
+    const left = { black: base, white: base };
+    for (let i = 0; i < upTo; i++) {
+      const colour = (i + (startTurn === "white" ? 1 : 0)) % 2 === 0 ? "black" : "white";
+      if (clocks[i] !== null) left[colour] = clocks[i];
+    }
+    return left;
   }
 
+  function fillBar(bar, colour) {
+    const left = clocksAt(ply)[colour];
+    bar.dataset.colour = colour;
+    mount(
+      bar,
+      h(
+        "span",
+        { class: "name" },
+        h("span", { class: `seat-dot ${colour}`, "aria-hidden": "true" }),
+        h("span", { class: "visually-hidden", text: `${colorName(colour)}: ` }),
+        game[colour] || "?",
+      ),
+      hasClocks || game.clock
+        ? h("span", {
+            class: "clock",
+            role: "timer",
+            "aria-label": `${colorName(colour)} clock`,
+            text: left === null ? "–" : formatClock(left).replace(/\.\d$/, ""),
+          })
+        : null,
+    );
+  }
+
+  function drawBars() {
+    const bottom = board.state.flipped ? "black" : "white";
+    fillBar(bottomBar, bottom);
+    fillBar(topBar, bottom === "black" ? "white" : "black");
+  }
+
+  function go(target) {
+    const before = ply;
+    ply = Math.max(0, Math.min(moves.length, target));
+    const fen = positions[ply] || game.start_position;
+    board.set({ fen, lastMove: ply > 0 ? moves[ply - 1] : null, animate: ply === before + 1 });
+    const hadFocus = list.contains(document.activeElement);
+    renderMoveList(list, { moves, startTurn, current: ply, onPick: go, clocks });
+    if (hadFocus) {
+      const current = list.querySelector("button[tabindex='0']");
+      if (current) current.focus({ preventScroll: true });
+    }
+    counter.textContent = `Move ${ply} of ${moves.length}`;
+    status.textContent = ply > 0 ? `Move ${ply}: ${moves[ply - 1]}` : "Start position";
+    drawBars();
+  }
+
+  // Arrow keys, Home and End step through the game from anywhere on the page but a form field
+  // (the move list's own buttons included).
   const onKey = (event) => {
     if (event.target.closest("input, textarea, select")) return;
-    const actions = { ArrowLeft: ply - 1, ArrowRight: ply + 1, Home: 0, End: moves.length };
+    const actions = {
+      ArrowLeft: ply - 1,
+      ArrowRight: ply + 1,
+      Home: 0,
+      End: moves.length,
+    };
+    if (event.target.closest(".move-list")) {
+      actions.ArrowUp = ply - 1;
+      actions.ArrowDown = ply + 1;
+    }
     if (!(event.key in actions) || event.target.closest(".board-grid")) return;
     event.preventDefault();
     go(actions[event.key]);
@@ -106,7 +187,12 @@ export async function render(main, { game: id }, search) {
       }
     },
   });
-  const result = game.status === "playing" ? "Game in progress" : describeOutcome(game);
+  const result =
+    game.status === "playing"
+      ? "Game in progress"
+      : viewerColour
+        ? describeOutcomeFor(game, viewerColour)
+        : describeOutcome(game);
 
   mount(
     main,
@@ -121,12 +207,23 @@ export async function render(main, { game: id }, search) {
     h("p", {
       class: "banner",
       "data-testid": "result",
+      // The viewer's own game: a winner's or a loser's banner.
+      "data-outcome": (viewerColour && outcomeFor(game, viewerColour)) || "neutral",
       text: `${result} ${game.result !== "*" ? `(${game.result})` : ""}`,
     }),
     h(
       "div",
       { class: "game-layout" },
-      h("div", { class: "board-area" }, board.element, controls, status),
+      h(
+        "div",
+        { class: "board-area" },
+        topBar,
+        board.element,
+        bottomBar,
+        controls,
+        h("div", { class: "toolbar view-tools" }, labelsSwitch(board)),
+        status,
+      ),
       h(
         "aside",
         { class: "side-panel" },
@@ -135,7 +232,10 @@ export async function render(main, { game: id }, search) {
           { class: "panel" },
           h("h2", { text: "Moves" }),
           list,
-          h("p", { class: "muted", text: "Use ← and → to step, Home and End to jump." }),
+          h("p", {
+            class: "muted",
+            text: `Use ← and → to step, Home and End to jump.${hasClocks ? " Each move shows the mover's time left." : ""}`,
+          }),
         ),
         h(
           "section",

@@ -66,22 +66,19 @@ export function requireUser(reason) {
   return openSignIn(reason);
 }
 
-/** The sign-in dialog: log in, register, or play as a guest. Resolves with the user or null. */
-export function openSignIn(reason = "") {
+/** What the server accepts (app/services/accounts.py), said before the user types. */
+export const NAME_RULES =
+  "3 to 20 characters: letters, digits, _ and -. Not starting with guest-; a few names (admin…) are kept for the site.";
+export const PASSWORD_RULES =
+  "At least 8 characters, at least 4 of them different, not a common password, and not containing your name.";
+const NAME_PATTERN = /^[A-Za-z0-9_-]{3,20}$/;
+
+/**
+ * The sign-in dialog, with separate forms to sign in and to register (and a guest button).
+ * Resolves with the user, or null when closed. `mode` picks the form shown first.
+ */
+export function openSignIn(reason = "", mode = "login") {
   return new Promise((resolve) => {
-    const error = h("p", { class: "error-text", role: "alert" });
-    const name = h("input", {
-      name: "name",
-      autocomplete: "username",
-      required: true,
-      maxlength: "32",
-    });
-    const password = h("input", {
-      name: "password",
-      type: "password",
-      autocomplete: "current-password",
-      required: true,
-    });
     let done = false;
     const finish = (user) => {
       if (done) return;
@@ -90,55 +87,164 @@ export function openSignIn(reason = "") {
       dialog.remove();
       resolve(user);
     };
-    const submit = async (kind) => {
+    const enter = async (kind, name, password, error) => {
       error.textContent = "";
-      if (kind !== "guest" && (!name.value.trim() || !password.value)) {
-        error.textContent = "Enter a name and a password.";
-        return;
-      }
       try {
-        const user = await session.signIn(kind, name.value.trim(), password.value);
+        const user = await session.signIn(kind, name, password);
         toast(`Signed in as ${user.name}`);
         finish(user);
       } catch (err) {
         error.textContent = err.message;
       }
     };
-    const form = h(
-      "form",
-      {
-        method: "dialog",
-        onSubmit: (event) => {
-          event.preventDefault();
-          submit(event.submitter && event.submitter.value === "register" ? "register" : "login");
+    const guest = h("button", {
+      type: "button",
+      onClick: () => enter("guest", "", "", body.querySelector(".error-text")),
+      text: "Play as a guest",
+    });
+    const cancel = h("button", { type: "button", onClick: () => finish(null), text: "Cancel" });
+
+    function loginForm() {
+      const error = h("p", { class: "error-text", role: "alert" });
+      const name = h("input", {
+        name: "name",
+        autocomplete: "username",
+        required: true,
+        maxlength: "32",
+      });
+      const password = h("input", {
+        name: "password",
+        type: "password",
+        autocomplete: "current-password",
+        required: true,
+      });
+      const form = h(
+        "form",
+        {
+          class: "signin-form",
+          "aria-label": "Sign in",
+          onSubmit: (event) => {
+            event.preventDefault();
+            if (!name.value.trim() || !password.value) {
+              error.textContent = "Enter your name and your password.";
+              return;
+            }
+            enter("login", name.value.trim(), password.value, error);
+          },
         },
-      },
-      h("h2", { id: "signin-title", text: "Sign in" }),
+        h(
+          "div",
+          { class: "form-row" },
+          h("label", {}, "Name", name),
+          h("label", {}, "Password", password),
+        ),
+        error,
+        h(
+          "div",
+          { class: "toolbar" },
+          h("button", { type: "submit", class: "primary", text: "Log in" }),
+          guest,
+          cancel,
+        ),
+      );
+      return [form, name];
+    }
+
+    function registerForm() {
+      const error = h("p", { class: "error-text", role: "alert" });
+      const name = h("input", {
+        name: "name",
+        autocomplete: "username",
+        required: true,
+        maxlength: "20",
+        "aria-describedby": "name-rules",
+      });
+      const password = h("input", {
+        name: "new-password",
+        type: "password",
+        autocomplete: "new-password",
+        required: true,
+        "aria-describedby": "password-rules",
+      });
+      const again = h("input", {
+        name: "password-again",
+        type: "password",
+        autocomplete: "new-password",
+        required: true,
+      });
+      const form = h(
+        "form",
+        {
+          class: "register-form",
+          "aria-label": "Register",
+          onSubmit: (event) => {
+            event.preventDefault();
+            const chosen = name.value.trim();
+            if (!NAME_PATTERN.test(chosen)) {
+              error.textContent = `That name cannot be used. A name is ${NAME_RULES[0].toLowerCase()}${NAME_RULES.slice(1)}`;
+              return;
+            }
+            if (password.value.length < 8) {
+              error.textContent = "The password is too short: at least 8 characters.";
+              return;
+            }
+            if (password.value !== again.value) {
+              error.textContent = "The two passwords differ: type the same password twice.";
+              return;
+            }
+            enter("register", chosen, password.value, error);
+          },
+        },
+        h("label", {}, "Name", name),
+        h("p", { class: "muted rules", id: "name-rules", text: NAME_RULES }),
+        h("label", {}, "Password", password),
+        h("p", { class: "muted rules", id: "password-rules", text: PASSWORD_RULES }),
+        h("label", {}, "Password again", again),
+        error,
+        h(
+          "div",
+          { class: "toolbar" },
+          h("button", { type: "submit", class: "primary", text: "Register" }),
+          guest,
+          cancel,
+        ),
+      );
+      return [form, name];
+    }
+
+    const tabs = {
+      login: h("button", { type: "button", role: "tab", text: "Sign in" }),
+      register: h("button", { type: "button", role: "tab", text: "Create an account" }),
+    };
+    const body = h("div", { role: "tabpanel" });
+    // Only the chosen form is in the dialog: Enter submits that one, and nothing else.
+    const show = (which) => {
+      for (const [key, tab] of Object.entries(tabs)) {
+        tab.setAttribute("aria-selected", String(key === which));
+        tab.tabIndex = key === which ? 0 : -1;
+      }
+      const [form, first] = which === "register" ? registerForm() : loginForm();
+      mount(body, form);
+      first.focus();
+    };
+    tabs.login.addEventListener("click", () => show("login"));
+    tabs.register.addEventListener("click", () => show("register"));
+    const dialog = h(
+      "dialog",
+      { class: "signin", "aria-labelledby": "signin-title", onClose: () => finish(null) },
+      h("h2", { id: "signin-title", text: "Your account" }),
       reason ? h("p", { class: "muted", text: reason }) : null,
       h(
         "div",
-        { class: "form-row" },
-        h("label", {}, "Name", name),
-        h("label", {}, "Password", password),
+        { class: "tabs", role: "tablist", "aria-label": "Sign in or register" },
+        tabs.login,
+        tabs.register,
       ),
-      error,
-      h(
-        "div",
-        { class: "toolbar" },
-        h("button", { type: "submit", class: "primary", value: "login", text: "Log in" }),
-        h("button", { type: "submit", value: "register", text: "Register" }),
-        h("button", { type: "button", onClick: () => submit("guest"), text: "Play as a guest" }),
-        h("button", { type: "button", onClick: () => finish(null), text: "Cancel" }),
-      ),
-    );
-    const dialog = h(
-      "dialog",
-      { "aria-labelledby": "signin-title", onClose: () => finish(null) },
-      form,
+      body,
     );
     document.body.append(dialog);
     dialog.showModal();
-    name.focus();
+    show(mode);
   });
 }
 
@@ -151,6 +257,11 @@ export function mountAccountBar(container) {
       mount(
         container,
         h("button", { type: "button", onClick: () => openSignIn(), text: "Sign in" }),
+        h("button", {
+          type: "button",
+          onClick: () => openSignIn("", "register"),
+          text: "Register",
+        }),
       );
       return;
     }

@@ -1,0 +1,220 @@
+// The user's own games, followed on every page: the tables where they play a game in progress
+// stay watched in the background (the server counts a watched seat as attended), and the user is
+// told, wherever they are in the client, when a game of theirs starts and when it becomes their
+// move while they look at another page (and when it ends): a sound, a flag in the window title
+// and a banner with a link to the table.
+
+import { flagTitle, h, mount } from "./dom.js";
+import { live } from "./live.js";
+import { describeOutcomeFor } from "./notation.js";
+import { play } from "./sound.js";
+
+/** table id -> {table, game, colour, opponent, turn, ply, release} */
+const games = new Map();
+const listeners = new Set();
+let bar = null;
+let shown = null; // {table, key} of the banner on screen
+
+/** The user's games in progress, [{table, game, colour, opponent}], newest last. */
+export function myGames() {
+  return [...games.values()];
+}
+
+/** Call `fn` whenever the list of games in progress changes; returns an unsubscribe function. */
+export function onMyGames(fn) {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+function changed() {
+  for (const fn of listeners) fn(myGames());
+}
+
+/** The table whose page is on screen, if any. */
+function tableOnScreen() {
+  const match = location.hash.match(/^#\/table\/(\d+)/);
+  return match ? Number(match[1]) : null;
+}
+
+function colourOf(game) {
+  const user = live.user;
+  if (!user || !game) return null;
+  if (game.black && game.black.id === user.id) return "black";
+  if (game.white && game.white.id === user.id) return "white";
+  return null;
+}
+
+/** Start following (in the background) a game of the user's at `table`. */
+function follow(table, info) {
+  let entry = games.get(table);
+  if (!entry) {
+    const release = live.watchTable(table, () => {}, { quiet: true });
+    entry = { table, release };
+    games.set(table, entry);
+  }
+  Object.assign(entry, info);
+  changed();
+  return entry;
+}
+
+function forget(table) {
+  const entry = games.get(table);
+  if (!entry) return;
+  games.delete(table);
+  entry.release();
+  if (shown && shown.table === table) hideBanner();
+  changed();
+}
+
+function fromSnapshot(table, game) {
+  const colour = colourOf(game);
+  if (!colour || game.status !== "playing") {
+    forget(table);
+    return null;
+  }
+  const opponent = game[colour === "black" ? "white" : "black"];
+  return follow(table, {
+    game: game.id,
+    colour,
+    opponent,
+    turn: game.turn,
+    ply: game.ply,
+  });
+}
+
+function onMessage(message) {
+  switch (message.type) {
+    case "welcome":
+      for (const table of [...games.keys()]) {
+        if (!(live.playing || []).some((p) => p.table === table)) forget(table);
+      }
+      for (const { table, game } of live.playing || []) follow(table, { game });
+      break;
+    case "your_game": {
+      const fresh = !games.has(message.table) || games.get(message.table).game !== message.game;
+      follow(message.table, {
+        game: message.game,
+        colour: message.colour,
+        opponent: message.opponent,
+        turn: "black",
+        ply: 0,
+      });
+      if (fresh && tableOnScreen() !== message.table) {
+        const against = message.opponent ? ` against ${message.opponent.name}` : "";
+        tell(message.table, `game-${message.game}`, `Your game${against} has started.`, "start");
+      }
+      break;
+    }
+    case "table":
+      if (message.game) fromSnapshot(message.table.id, message.game);
+      else forget(message.table.id);
+      break;
+    case "game_started":
+      fromSnapshot(message.table, message.game);
+      break;
+    case "move": {
+      const entry = games.get(message.table);
+      if (!entry || entry.game !== message.game || message.ply <= (entry.ply ?? -1)) return;
+      entry.ply = message.ply;
+      entry.turn = message.turn;
+      if (message.turn === entry.colour && tableOnScreen() !== entry.table) {
+        tell(entry.table, `move-${entry.game}-${entry.ply}`, "It is your move.", "notice");
+      }
+      break;
+    }
+    case "game_ended": {
+      const entry = games.get(message.table);
+      forget(message.table);
+      if (entry && entry.game === message.game && tableOnScreen() !== message.table) {
+        const words = describeOutcomeFor(message, entry.colour || null);
+        tell(message.table, `end-${message.game}`, `Game over. ${words}`, "end");
+      }
+      break;
+    }
+    case "table_closed":
+      forget(message.table);
+      break;
+    case "kicked":
+      if (typeof message.table === "number") forget(message.table);
+      break;
+    default:
+  }
+}
+
+/** Sound, title flag and banner for something at `table`, unless that table is on screen. */
+function tell(table, key, text, sound) {
+  play(sound);
+  flagTitle({ start: "Your game!", end: "Game over!" }[sound] || "Your move!");
+  shown = { table, key };
+  const link = h("a", {
+    href: `#/table/${table}`,
+    onClick: () => hideBanner(),
+    text: `Go to table ${table}`,
+  });
+  mount(
+    bar,
+    h(
+      "div",
+      { class: "notify-box", dataset: { table: String(table) } },
+      h("span", { text: `Table ${table}: ${text} ` }),
+      link,
+      h("button", {
+        type: "button",
+        class: "close",
+        "aria-label": "Dismiss",
+        onClick: () => hideBanner(),
+        text: "×",
+      }),
+    ),
+  );
+  bar.hidden = false;
+}
+
+function hideBanner() {
+  shown = null;
+  flagTitle("");
+  if (bar) {
+    bar.hidden = true;
+    mount(bar);
+  }
+}
+
+/**
+ * Show a lasting message in the banner (e.g. why the user was signed out); it stays until
+ * dismissed.
+ */
+export function announce(text, kind = "info") {
+  shown = { table: null, key: text };
+  mount(
+    bar,
+    h(
+      "div",
+      { class: "notify-box", dataset: { kind } },
+      h("span", { text }),
+      h("button", {
+        type: "button",
+        class: "close",
+        "aria-label": "Dismiss",
+        onClick: () => hideBanner(),
+        text: "×",
+      }),
+    ),
+  );
+  bar.hidden = false;
+}
+
+/** Start following the user's games; `element` is the page-wide banner. */
+export function startMyGames(element) {
+  bar = element;
+  bar.hidden = true;
+  live.on("*", onMessage);
+  // Coming to the table the banner points at answers it.
+  window.addEventListener("hashchange", () => {
+    if (shown && shown.table !== null && tableOnScreen() === shown.table) hideBanner();
+  });
+}
+
+/** Stop following every game (the user signed out). */
+export function forgetMyGames() {
+  for (const table of [...games.keys()]) forget(table);
+}
