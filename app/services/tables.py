@@ -15,9 +15,10 @@ from typing import Any
 
 from sqlalchemy import func, insert, or_, select, update
 
+from app.db import presence as presence_db
 from app.db import table_log
 from app.db.models import Game as GameRow
-from app.db.models import GameTable, Presence, Room, User
+from app.db.models import GameTable, Room
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, get_variant
 from app.services import absences, events, games, heartbeat
@@ -159,8 +160,7 @@ async def open_table(
             base, increment = _parse_clock(clock)
         # Across all rooms, so one user cannot fill rooms; the user's row is locked so that
         # tables opened at once in different rooms (whose locks differ) count each other.
-        user_row = select(User.id).where(User.id == user.id)
-        await session.execute(user_row.with_for_update(key_share=True))
+        await presence_db.lock_user_key(session, user.id)
         hosted = await session.scalar(
             select(func.count())
             .select_from(GameTable)
@@ -287,12 +287,8 @@ async def _create_game(
 async def _offline(live: LivePlay, db: Executor, user_ids: list[int]) -> set[int]:
     """Those of these users with no connection to a live server process."""
     alive = await heartbeat.alive(db, as_datetime(time.time()), live.settings.heartbeat_seconds)
-    online = await db.scalars(
-        select(Presence.user_id).where(
-            Presence.user_id.in_(user_ids), Presence.instance.in_(alive | {live.instance})
-        )
-    )
-    return set(user_ids) - set(online.all())
+    online = await presence_db.online(db, user_ids, alive | {live.instance})
+    return set(user_ids) - online
 
 
 async def _started(
