@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, or_, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import games as stored_games
 from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
@@ -153,22 +154,14 @@ async def _playing_at(
     session: AsyncSession, table_ids: Sequence[int], user_id: int | None = None
 ) -> list[GameRow]:
     """The games in progress at these tables (of `user_id` only, if given), locked."""
-    if not table_ids:
-        return []
-    query = select(GameRow).where(
-        GameRow.table_id.in_(table_ids), GameRow.status == GameStatus.PLAYING
-    )
-    if user_id is not None:
-        query = query.where(or_(GameRow.black_id == user_id, GameRow.white_id == user_id))
-    rows = await session.scalars(query.order_by(GameRow.id).with_for_update())
-    return list(rows.all())
+    return await stored_games.playing_at(session, table_ids, user_id)
 
 
 async def end_game(
     session: AsyncSession, live: LivePlay, actor: User, game_id: int, result: str, note: str
 ) -> AuditEntry:
     """Adjudicate a live game with `result`, or abort it (`*`); the players are told why."""
-    row = await session.scalar(select(GameRow).where(GameRow.id == game_id).with_for_update())
+    row = await stored_games.locked(session, game_id)
     if row is None:
         raise NotFound(f"game {game_id}")
     if row.status != GameStatus.PLAYING or row.table_id is None:
@@ -561,15 +554,11 @@ async def audit_log(
 
 async def live_counts(session: AsyncSession) -> tuple[int, int]:
     """(games in progress, tables open) on the whole server, as stored."""
-    playing = await session.scalar(
-        select(func.count())
-        .select_from(GameRow)
-        .where(GameRow.status == GameStatus.PLAYING, GameRow.table_id.is_not(None))
-    )
+    playing = await stored_games.count_playing(session)
     open_tables = await session.scalar(
         select(func.count()).select_from(GameTable).where(GameTable.status == TableStatus.OPEN)
     )
-    return int(playing or 0), int(open_tables or 0)
+    return playing, int(open_tables or 0)
 
 
 async def others_load(
