@@ -22,12 +22,6 @@ async def lock_user(db: Executor, user_id: int) -> None:
     await db.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
-async def lock_user_key(db: Executor, user_id: int) -> None:
-    """Lock the user's row against deletion and key changes only (`FOR KEY SHARE`): enough to
-    make writers that count the user's things take turns without blocking their presence."""
-    await db.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
-
-
 async def add(db: Executor, instance: str, user_id: int, since: datetime) -> None:
     """Note the user as connected to `instance` (if not already)."""
     found = await db.scalar(
