@@ -493,10 +493,10 @@ async def store_ending(
     if row is None or not stored_games.in_progress(row, ply):
         return None
     now = time.time()
-    clocks: events.Clocks | None = None
-    frozen = _frozen_clocks(row, now)
-    if frozen is not None:
-        clocks = {"black": frozen[0], "white": frozen[1]}
+    clock = stored_clock(row)
+    # The clocks stop now: the side to move is charged the time it spent.
+    clocks = clock.payload(turn_of(row), now) if clock is not None else None
+    frozen = (clocks["black"], clocks["white"]) if clocks is not None else None
     await stored_games.end(
         db, row, GameStatus.ended_with(result), result, termination, as_datetime(now), frozen
     )
@@ -512,18 +512,6 @@ async def store_ending(
             live.table_update(table),
         ],
         as_datetime(now),
-    )
-
-
-def _frozen_clocks(row: GameRow, now: float) -> tuple[int, int] | None:
-    """The time each side has left when its game ends at `now` (black, white); None: untimed."""
-    clock = stored_clock(row)
-    if clock is None:
-        return None
-    turn = turn_of(row)
-    return (
-        max(0, clock.left(Color.BLACK, turn, now)),
-        max(0, clock.left(Color.WHITE, turn, now)),
     )
 
 
