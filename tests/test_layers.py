@@ -51,3 +51,48 @@ def test_the_rules_import_nothing_of_the_server() -> None:
         for module, names in imports_of("rules").items()
     }
     assert {module: names for module, names in wrong.items() if names} == {}
+
+
+# What a query is built from, and what runs one: below the faces and services, in `app.db`.
+SQL_BUILDERS = frozenset(
+    {"select", "update", "insert", "delete", "text", "func", "and_", "or_", "not_", "exists"}
+    | {"bindparam", "literal", "case", "union", "tuple_", "aliased"}
+)
+QUERY_CALLS = frozenset(
+    {"execute", "scalar", "scalars", "stream", "exec_driver_sql", "fetch", "fetchval", "fetchrow"}
+    | {"prepare"}
+)
+# Services whose statements have not moved into storage modules yet.
+SQL_NOT_YET_MOVED = frozenset(
+    f"app.services.{name}"
+    for name in ("accounts", "admin", "archive", "importer", "limits", "rooms", "sessions")
+)
+
+
+def sql_outside_storage(package: str) -> dict[str, list[str]]:
+    """Each module of `app.<package>` with the query builders it imports from SQLAlchemy and
+    the query calls it makes (`session.execute(…)`, `conn.scalar(…)`, `driver.fetch(…)`)."""
+    found: dict[str, list[str]] = {}
+    for path in sorted((APP / package).rglob("*.py")):
+        module = ".".join(("app", *path.relative_to(APP).with_suffix("").parts))
+        wrong: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sqlalchemy"):
+                wrong += [f"imports {a.name}" for a in node.names if a.name in SQL_BUILDERS]
+            elif isinstance(node, ast.Import):
+                wrong += [f"imports {a.name}" for a in node.names if a.name == "sqlalchemy"]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in QUERY_CALLS
+            ):
+                wrong.append(f"calls .{node.func.attr}() on line {node.lineno}")
+        if wrong and module not in SQL_NOT_YET_MOVED:
+            found[module] = wrong
+    return found
+
+
+@pytest.mark.parametrize("package", ["services", "api", "realtime"])
+def test_queries_are_written_and_run_only_in_the_storage_modules(package: str) -> None:
+    """Services and faces call `app.db` functions; they build and run no SQL themselves."""
+    assert sql_outside_storage(package) == {}

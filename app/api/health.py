@@ -11,7 +11,6 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
-from sqlalchemy import text
 
 from app.api.deps import SocketCountsDep
 from app.api.errors import ApiError
@@ -47,8 +46,8 @@ class Health(BaseModel):
 
 async def database_ok(db: Database) -> bool:
     try:
-        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS), db.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
+            await db.ping()
     except Exception as exc:  # any failure means "down"; the reason goes to the log
         logger.warning("health check: database down: %s", exc)
         return False

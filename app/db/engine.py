@@ -6,8 +6,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
@@ -49,6 +50,11 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     return create_async_engine(url, **kwargs)
 
 
+async def ping(conn: AsyncConnection) -> None:
+    """Ask the database for nothing: raises if the connection is dead."""
+    await conn.execute(text("SELECT 1"))
+
+
 class Database:
     """The engine plus its session factory; one per process, opened and closed by the lifespan."""
 
@@ -61,6 +67,11 @@ class Database:
     async def session(self) -> AsyncIterator[AsyncSession]:
         async with self.sessionmaker() as session:
             yield session
+
+    async def ping(self) -> None:
+        """Check out a connection and ping the database on it; raises if it is down."""
+        async with self.engine.connect() as conn:
+            await ping(conn)
 
     async def dispose(self) -> None:
         await self.engine.dispose()

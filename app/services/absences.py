@@ -7,14 +7,11 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-from sqlalchemy import or_, select, update
-
-from app.db.models import Game as GameRow
+from app.db import games as stored_games
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color
 from app.services import events
 from app.services.live import LivePlay
-from app.status import GameStatus
 from app.timeutil import as_datetime
 
 
@@ -23,32 +20,17 @@ async def _mark(
 ) -> list[StoredEvent]:
     """Set (`since`) or clear (None) the user's absence in each of their games in progress
     where it is not so already, with a `player_away` / `player_back` event each."""
-    rows = await db.execute(
-        select(
-            GameRow.id,
-            GameRow.table_id,
-            GameRow.black_id,
-            GameRow.black_away_since,
-            GameRow.white_away_since,
-        )
-        .where(
-            GameRow.status == GameStatus.PLAYING,
-            or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
-            GameRow.table_id.is_not(None),
-        )
-        .with_for_update()
-    )
+    rows = await stored_games.absences(db, user_id)
     stored: list[StoredEvent] = []
     now = time.time()
-    for game_id, table_id, black_id, black_away, white_away in rows.all():
+    for game_id, table_id, black_id, black_away, white_away in rows:
         assert table_id is not None  # as the query asked
         colour = Color.BLACK if black_id == user_id else Color.WHITE
         away: datetime | None = black_away if colour is Color.BLACK else white_away
         if (away is None) == (since is None):
             continue
-        column = "black_away_since" if colour is Color.BLACK else "white_away_since"
         value = as_datetime(since) if since is not None else None
-        await db.execute(update(GameRow).where(GameRow.id == game_id).values({column: value}))
+        await stored_games.set_away(db, game_id, colour is Color.BLACK, value)
         event = (
             events.player_away(
                 table_id, game_id, colour.value, since, live.settings.disconnect_grace_seconds

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, or_, select
+from sqlalchemy import Select, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
+from app.db import games as stored_games
+from app.db import tables as stored_tables
+from app.db.models import MAX_ID, AuditEntry, AuthToken, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
 from app.metrics import MOVES_ACCEPTED
@@ -153,22 +155,14 @@ async def _playing_at(
     session: AsyncSession, table_ids: Sequence[int], user_id: int | None = None
 ) -> list[GameRow]:
     """The games in progress at these tables (of `user_id` only, if given), locked."""
-    if not table_ids:
-        return []
-    query = select(GameRow).where(
-        GameRow.table_id.in_(table_ids), GameRow.status == GameStatus.PLAYING
-    )
-    if user_id is not None:
-        query = query.where(or_(GameRow.black_id == user_id, GameRow.white_id == user_id))
-    rows = await session.scalars(query.order_by(GameRow.id).with_for_update())
-    return list(rows.all())
+    return await stored_games.playing_at(session, table_ids, user_id)
 
 
 async def end_game(
     session: AsyncSession, live: LivePlay, actor: User, game_id: int, result: str, note: str
 ) -> AuditEntry:
     """Adjudicate a live game with `result`, or abort it (`*`); the players are told why."""
-    row = await session.scalar(select(GameRow).where(GameRow.id == game_id).with_for_update())
+    row = await stored_games.locked(session, game_id)
     if row is None:
         raise NotFound(f"game {game_id}")
     if row.status != GameStatus.PLAYING or row.table_id is None:
@@ -197,9 +191,7 @@ async def close_table(
     session: AsyncSession, live: LivePlay, actor: User, table_id: int, result: str, note: str
 ) -> AuditEntry:
     """Close a table; a game in progress there ends with `result` (`*`: aborted)."""
-    table = await session.scalar(
-        select(GameTable).where(GameTable.id == table_id).with_for_update()
-    )
+    table = await stored_tables.locked(session, table_id)
     if table is None:
         raise NotFound(f"table {table_id}")
     if table.status == TableStatus.CLOSED:
@@ -234,10 +226,7 @@ class RoomState:
 
 
 async def _open_table_ids(session: AsyncSession, room_id: int | None = None) -> list[int]:
-    query = select(GameTable.id).where(GameTable.status == TableStatus.OPEN).order_by(GameTable.id)
-    if room_id is not None:
-        query = query.where(GameTable.room_id == room_id)
-    return list((await session.scalars(query)).all())
+    return await stored_tables.open_ids(session, room_id)
 
 
 async def live_tables(
@@ -341,16 +330,7 @@ async def close_room(
     if room.closed_at is not None:
         raise Refused("room_closed", f"room {room.slug} is already closed")
     now = utcnow()
-    closed = list(
-        (
-            await session.scalars(
-                select(GameTable)
-                .where(GameTable.room_id == room_id, GameTable.status == TableStatus.OPEN)
-                .order_by(GameTable.id)
-                .with_for_update()
-            )
-        ).all()
-    )
+    closed = await stored_tables.locked_open_in_room(session, room_id)
     ended = await _playing_at(session, [t.id for t in closed])
     events: list[StoredEvent] = []
     for row in ended:
@@ -404,7 +384,7 @@ async def kick(
     """
     user = await _target_user(session, actor, user_id, "kick")
     if table_id is not None:
-        table = await session.get(GameTable, table_id)
+        table = await stored_tables.get(session, table_id)
         if table is None:
             raise NotFound(f"table {table_id}")
         if table.status == TableStatus.CLOSED:
@@ -561,15 +541,8 @@ async def audit_log(
 
 async def live_counts(session: AsyncSession) -> tuple[int, int]:
     """(games in progress, tables open) on the whole server, as stored."""
-    playing = await session.scalar(
-        select(func.count())
-        .select_from(GameRow)
-        .where(GameRow.status == GameStatus.PLAYING, GameRow.table_id.is_not(None))
-    )
-    open_tables = await session.scalar(
-        select(func.count()).select_from(GameTable).where(GameTable.status == TableStatus.OPEN)
-    )
-    return int(playing or 0), int(open_tables or 0)
+    playing = await stored_games.count_playing(session)
+    return playing, await stored_tables.count_open(session)
 
 
 async def others_load(

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import games as stored_games
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
 from app.rules import Color, Outcome, Termination
@@ -71,11 +72,7 @@ async def offer_draw(live: LivePlay, user_id: int, game_id: int) -> None:
             return await _end_row(live, session, row, Outcome(Termination.AGREEMENT))
         if offer is colour or offer_ply(row, colour) == row.ply_count:
             raise PlayError("draw_offer_limit", "one draw offer per move: make a move first")
-        row.draw_offer = colour.value
-        if colour is Color.BLACK:
-            row.black_offer_ply = row.ply_count
-        else:
-            row.white_offer_ply = row.ply_count
+        stored_games.offer_draw(row, by_black=colour is Color.BLACK)
         assert row.table_id is not None
         return await live.record(
             session,
@@ -93,7 +90,7 @@ async def answer_draw(live: LivePlay, user_id: int, game_id: int, *, accept: boo
             raise PlayError("no_draw_offer", "your opponent has not offered a draw")
         if accept:
             return await _end_row(live, session, row, Outcome(Termination.AGREEMENT))
-        row.draw_offer = None
+        stored_games.withdraw_offer(row)
         assert row.table_id is not None
         return await live.record(
             session,

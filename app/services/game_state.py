@@ -37,16 +37,6 @@ class ClockColumns(Protocol):
     started_at: datetime
 
 
-CLOCK_COLUMNS = (
-    GameRow.clock_base_s,
-    GameRow.clock_increment_s,
-    GameRow.black_clock_ms,
-    GameRow.white_clock_ms,
-    GameRow.last_move_at,
-    GameRow.started_at,
-)
-
-
 def stored_clock(row: ClockColumns) -> GameClock | None:
     """The clocks as stored with a game (None when untimed), the side to move's running since
     its last move (or the start), as moved later by `recover` after downtime."""

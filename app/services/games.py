@@ -19,25 +19,17 @@ from dataclasses import replace
 from typing import Any
 
 from prometheus_client import Counter
-from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import games as stored_games
 from app.db.models import Game as GameRow
-from app.db.models import Move as MoveRow
-from app.db.models import User
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
 from app.services import events, heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
-from app.services.game_state import (
-    CLOCK_COLUMNS,
-    away_of,
-    standing_offer,
-    stored_clock,
-    turn_of,
-)
+from app.services.game_state import away_of, standing_offer, stored_clock, turn_of
 from app.services.live import (
     LiveGame,
     LivePlay,
@@ -65,18 +57,12 @@ def _accepted(variant: str) -> Counter:
 async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
     """Rebuild a game from the database by replaying its stored moves."""
     async with live.db.session() as session:
-        row = await session.get(GameRow, game_id)
-        if row is None or row.table_id is None or row.black_id is None or row.white_id is None:
+        loaded = await stored_games.load(session, game_id)
+        if loaded is None:
             return None
-        moves = (
-            await session.execute(
-                select(MoveRow.move).where(MoveRow.game_id == game_id).order_by(MoveRow.ply)
-            )
-        ).scalars()
-        named = await session.execute(
-            select(User.id, User.name).where(User.id.in_((row.black_id, row.white_id)))
-        )
-        names = {user_id: name for user_id, name in named.all()}
+        row, moves, names = loaded.row, loaded.moves, loaded.names
+        if row.table_id is None or row.black_id is None or row.white_id is None:
+            return None
         table = await read_table(session, row.table_id)
     game = Game(get_variant(row.variant), start_fen=row.start_fen)
     for text in moves:
@@ -145,22 +131,13 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
 
 
-_CATCH_UP = (
-    select(GameRow.status, GameRow.ply_count, *CLOCK_COLUMNS, MoveRow.move)
-    .select_from(GameRow)
-    .outerjoin(MoveRow, and_(MoveRow.game_id == GameRow.id, MoveRow.ply > bindparam("known")))
-    .where(GameRow.id == bindparam("game"))
-    .order_by(MoveRow.ply)
-)
-
-
 async def _catch_up(live: LivePlay, lg: LiveGame) -> LiveGame:
     """Bring a cached game up to storage: apply the moves stored since (by another process)
     and take the stored clocks, in one query, rather than replaying the whole game; read it
     afresh if they do not follow on. Hold the game's lock."""
     known = lg.game.ply
     async with live.db.engine.connect() as conn:
-        rows = (await conn.execute(_CATCH_UP, {"game": lg.id, "known": known})).all()
+        rows = await stored_games.since_ply(conn, lg.id, known)
     moves = [row.move for row in rows if row.move is not None]
     if not rows or rows[0].status != GameStatus.PLAYING or rows[0].ply_count != known + len(moves):
         _forget(live, lg)
@@ -261,20 +238,13 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
     - no beat at all (a new database): the running turns start again now.
     """
     now = as_datetime(time.time())
-    playing = (GameRow.status == GameStatus.PLAYING, GameRow.table_id.is_not(None))
     async with live.db.engine.begin() as conn:
         await heartbeat.lock(conn)
         await heartbeat.write(conn, instance, now)
         others = await heartbeat.others(
             conn, instance, now, live.settings.heartbeat_seconds, alone=alone
         )
-        rows = (
-            await conn.execute(
-                select(
-                    GameRow.id, GameRow.started_at, GameRow.last_move_at, GameRow.deadline_at
-                ).where(*playing)
-            )
-        ).all()
+        rows = await stored_games.in_progress_turns(conn)
         game_ids = [row.id for row in rows]
         if rows and not others.running:
             turns = []
@@ -291,12 +261,7 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
                 turns.append(
                     {"game": row.id, "turn_started": as_datetime(moved), "deadline": deadline}
                 )
-            await conn.execute(
-                update(GameRow)
-                .where(GameRow.id == bindparam("game"))
-                .values(last_move_at=bindparam("turn_started"), deadline_at=bindparam("deadline")),
-                turns,
-            )
+            await stored_games.move_turns(conn, turns)
     for game_id in game_ids:
         try:
             await load(live, game_id)
@@ -308,18 +273,8 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
 async def playing_for(live: LivePlay, user_id: int) -> list[dict[str, int]]:
     """The user's games in progress, so a reconnecting client knows what to watch."""
     async with live.db.session() as session:
-        rows = await session.execute(
-            select(GameRow.table_id, GameRow.id).where(
-                GameRow.status == GameStatus.PLAYING,
-                or_(GameRow.black_id == user_id, GameRow.white_id == user_id),
-                GameRow.table_id.is_not(None),
-            )
-        )
-        return [
-            {"table": table_id, "game": game_id}
-            for table_id, game_id in rows.all()
-            if table_id is not None
-        ]
+        rows = await stored_games.playing_for(session, user_id)
+    return [{"table": table_id, "game": game_id} for table_id, game_id in rows]
 
 
 # --- payloads ------------------------------------------------------------------------------
@@ -359,7 +314,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
     """The game as stored now (the cached copy serves if it is still current)."""
     async with live.game_lock(game_id):
         async with live.db.session() as session:
-            row = await session.get(GameRow, game_id)
+            row = await stored_games.get(session, game_id)
         if row is None:
             raise PlayError("not_found", f"no game {game_id}")
         lg = live.games.get(game_id)
@@ -515,9 +470,7 @@ async def _table_changed(live: LivePlay, table_id: int) -> None:
 
 
 async def locked_row(db: Executor, game_id: int) -> GameRow | None:
-    return (
-        await db.execute(select(GameRow).where(GameRow.id == game_id).with_for_update())
-    ).scalar_one_or_none()
+    return await stored_games.locked(db, game_id)
 
 
 async def store_ending(
@@ -537,24 +490,16 @@ async def store_ending(
     shown to the players."""
     if row is None:
         row = await locked_row(db, game_id)
-    if (
-        row is None
-        or row.status != GameStatus.PLAYING
-        or (ply is not None and row.ply_count != ply)
-    ):
+    if row is None or not stored_games.in_progress(row, ply):
         return None
     now = time.time()
     clock = stored_clock(row)
-    clocks: events.Clocks | None = None
-    if clock is not None:
-        turn = turn_of(row)
-        row.black_clock_ms = max(0, clock.left(Color.BLACK, turn, now))
-        row.white_clock_ms = max(0, clock.left(Color.WHITE, turn, now))
-        clocks = {"black": row.black_clock_ms, "white": row.white_clock_ms}
-    row.status, row.result, row.termination = GameStatus.ended_with(result), result, termination
-    row.finished_at, row.deadline_at, row.draw_offer = as_datetime(now), None, None
-    row.black_away_since = row.white_away_since = None
-    await db.flush()
+    # The clocks stop now: the side to move is charged the time it spent.
+    clocks = clock.payload(turn_of(row), now) if clock is not None else None
+    frozen = (clocks["black"], clocks["white"]) if clocks is not None else None
+    await stored_games.end(
+        db, row, GameStatus.ended_with(result), result, termination, as_datetime(now), frozen
+    )
     GAMES_FINISHED.labels(row.variant, termination).inc()
     assert row.table_id is not None
     table = await read_table(db, row.table_id)
@@ -653,15 +598,7 @@ async def flag_due(live: LivePlay) -> int:
     """Flag every game whose side to move has run out (the sweep behind the timers: a game
     whose process crashed, or whose flag could not be written)."""
     async with live.db.session() as session:
-        due = (
-            await session.scalars(
-                select(GameRow.id).where(
-                    GameRow.status == GameStatus.PLAYING,
-                    GameRow.deadline_at.is_not(None),
-                    GameRow.deadline_at <= as_datetime(time.time()),
-                )
-            )
-        ).all()
+        due = await stored_games.due(session, as_datetime(time.time()))
     flagged = 0
     for game_id in due:
         flagged += await flag(live, game_id)

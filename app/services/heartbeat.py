@@ -37,31 +37,37 @@ try:
 except ImportError:  # not on POSIX: the beats alone decide on SQLite
     fcntl = None  # type: ignore[assignment]
 
-from sqlalchemy import delete, func, insert, make_url, select, text, update
+from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from app.db.engine import Database
-from app.db.models import ServerHeartbeat
+from app.db import heartbeats
+from app.db.engine import Database, ping
+from app.db.heartbeats import LOCK_SPACE, Load, lock
+from app.db.heartbeats import lock_key as _lock_key
 from app.timeutil import as_utc, utcnow
+
+__all__ = [
+    "FRESH_BEATS",
+    "LOCK_SPACE",
+    "Heartbeat",
+    "Load",
+    "Others",
+    "_lock_key",
+    "alive",
+    "lock",
+    "new_instance",
+    "others",
+    "others_load",
+    "write",
+]
 
 logger = logging.getLogger(__name__)
 
 FRESH_BEATS = 3  # a process silent for this many intervals is gone
-LOCK_SPACE = 0x43484B52  # "CHKR": the first key of the instances' advisory locks
-KEEP = timedelta(days=1)  # beats older than this are pruned
 
 
 def new_instance() -> str:
     return secrets.token_hex(8)
-
-
-@dataclass(frozen=True, slots=True)
-class Load:
-    """A process's load, written with each of its beats."""
-
-    connections: int = 0
-    connected_users: int = 0
-    moves_last_minute: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,46 +78,15 @@ class Others:
     last_alive: datetime | None  # the newest beat (None: no server ever beat here)
 
 
-def _lock_key(instance: str) -> int:
-    """The second key of an instance's advisory lock: its id's first 32 bits, as an int4."""
-    return int(instance[:8], 16) - 2**31
-
-
-async def _holds_lock(conn: AsyncConnection, instance: str) -> bool:
-    """Whether the process of `instance` is still connected to PostgreSQL (holds its lock).
-    Taking the lock for the transaction's length tells without waiting: only a live process
-    keeps it from us."""
-    taken = await conn.scalar(
-        text("SELECT pg_try_advisory_xact_lock(:space, :key)"),
-        {"space": LOCK_SPACE, "key": _lock_key(instance)},
-    )
-    return not taken
-
-
-async def lock(conn: AsyncConnection) -> None:
-    """Make processes that start together take turns reading and writing beats (SQLite already
-    serialises write transactions)."""
-    if conn.dialect.name == "postgresql":
-        await conn.execute(text("LOCK TABLE server_heartbeats IN SHARE ROW EXCLUSIVE MODE"))
+def _fresh_after(now: datetime, interval: float) -> datetime:
+    return now - timedelta(seconds=FRESH_BEATS * interval)
 
 
 async def write(
     conn: AsyncConnection, instance: str, at: datetime, stopped: bool = False, load: Load = Load()
 ) -> None:
     """Record the beat of `instance` with its load (and drop beats older than a day)."""
-    values = {
-        "beat_at": at,
-        "stopped": stopped,
-        "connections": load.connections,
-        "connected_users": load.connected_users,
-        "moves_last_minute": load.moves_last_minute,
-    }
-    written = await conn.execute(
-        update(ServerHeartbeat).where(ServerHeartbeat.instance == instance).values(values)
-    )
-    if written.rowcount == 0:
-        await conn.execute(insert(ServerHeartbeat).values(instance=instance, **values))
-    await conn.execute(delete(ServerHeartbeat).where(ServerHeartbeat.beat_at < at - KEEP))
+    await heartbeats.write(conn, instance, at, stopped, load)
 
 
 async def others(
@@ -119,68 +94,36 @@ async def others(
 ) -> Others:
     """What the other instances' beats say; `alone`: no other process is up (SQLite's file lock
     said so), whatever their beats."""
-    rows = (
-        await conn.execute(
-            select(
-                ServerHeartbeat.instance, ServerHeartbeat.beat_at, ServerHeartbeat.stopped
-            ).where(ServerHeartbeat.instance != instance)
-        )
-    ).all()
-    fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
+    beats = await heartbeats.others(conn, instance)
+    fresh_after = _fresh_after(now, interval)
     running = False
-    for other, beat_at, stopped in rows:
-        if alone or stopped or as_utc(beat_at) < fresh_after:
+    for beat in beats:
+        if alone or beat.stopped or as_utc(beat.beat_at) < fresh_after:
             continue
-        if conn.dialect.name != "postgresql" or await _holds_lock(conn, other):
+        if conn.dialect.name != "postgresql" or await heartbeats.holds_lock(conn, beat.instance):
             running = True
             break
     return Others(
         running=running,
-        last_alive=max((as_utc(beat_at) for _, beat_at, _ in rows), default=None),
+        last_alive=max((as_utc(beat.beat_at) for beat in beats), default=None),
     )
 
 
 async def alive(db: AsyncConnection | AsyncSession, now: datetime, interval: float) -> set[str]:
     """The instances whose processes are up: a fresh beat, not the last one of a clean
     shutdown, and on PostgreSQL their lock still held (a crashed process's goes at once)."""
-    fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
-    rows = (
-        (
-            await db.execute(
-                select(ServerHeartbeat.instance).where(
-                    ServerHeartbeat.stopped.is_(False), ServerHeartbeat.beat_at >= fresh_after
-                )
-            )
-        )
-        .scalars()
-        .all()
-    )
+    rows = await heartbeats.fresh(db, _fresh_after(now, interval))
     conn = db if isinstance(db, AsyncConnection) else await db.connection()
     if conn.dialect.name != "postgresql":
         return set(rows)
-    return {instance for instance in rows if await _holds_lock(conn, instance)}
+    return {instance for instance in rows if await heartbeats.holds_lock(conn, instance)}
 
 
 async def others_load(
     conn: AsyncConnection, instance: str, now: datetime, interval: float
 ) -> tuple[int, Load]:
     """How many other processes beat recently, and their load summed (as of their beats)."""
-    fresh_after = now - timedelta(seconds=FRESH_BEATS * interval)
-    row = (
-        await conn.execute(
-            select(
-                func.count(),
-                func.coalesce(func.sum(ServerHeartbeat.connections), 0),
-                func.coalesce(func.sum(ServerHeartbeat.connected_users), 0),
-                func.coalesce(func.sum(ServerHeartbeat.moves_last_minute), 0),
-            ).where(
-                ServerHeartbeat.instance != instance,
-                ServerHeartbeat.stopped.is_(False),
-                ServerHeartbeat.beat_at >= fresh_after,
-            )
-        )
-    ).one()
-    return int(row[0]), Load(int(row[1]), int(row[2]), int(row[3]))
+    return await heartbeats.others_load(conn, instance, _fresh_after(now, interval))
 
 
 async def _discard(conn: AsyncConnection) -> None:
@@ -228,10 +171,7 @@ class Heartbeat:
         conn = await self.db.engine.connect()
         try:
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")
-            taken = await conn.scalar(
-                text("SELECT pg_try_advisory_lock(:space, :key)"),
-                {"space": LOCK_SPACE, "key": _lock_key(self.instance)},
-            )
+            taken = await heartbeats.take_lock(conn, self.instance)
         except BaseException:
             await _discard(conn)
             raise
@@ -248,7 +188,7 @@ class Heartbeat:
             return
         if self._holder is not None:
             try:
-                await self._holder.execute(text("SELECT 1"))
+                await ping(self._holder)
                 return
             except Exception:  # the connection is gone, and the lock with it
                 await self.release()

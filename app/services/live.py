@@ -21,15 +21,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, select
-from sqlalchemy.orm import aliased
-
 from app.broker import Broker, BrokerUnavailable
 from app.config import Settings
 from app.db import table_log
+from app.db import tables as stored_tables
 from app.db.engine import Database
-from app.db.models import Game as GameRow
-from app.db.models import GameTable, User
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result
 from app.services import events
@@ -151,55 +147,17 @@ class TableInfo:
         return {"base": self.clock_base_s, "increment": self.clock_increment_s}
 
 
-_OWNER, _GUEST = aliased(User), aliased(User)
-_LATEST_GAME = (
-    select(GameRow.id)
-    .where(GameRow.table_id == GameTable.id)
-    .order_by(GameRow.id.desc())
-    .limit(1)
-    .correlate(GameTable)
-    .scalar_subquery()
-)
-_TABLE_QUERY = (
-    select(
-        GameTable.id,
-        GameTable.room_id,
-        GameTable.variant,
-        GameTable.clock_base_s,
-        GameTable.clock_increment_s,
-        GameTable.colour,
-        GameTable.is_private,
-        GameTable.invite_code,
-        GameTable.start_fen,
-        GameTable.owner_id,
-        _OWNER.name,
-        GameTable.guest_id,
-        _GUEST.name,
-        GameTable.status,
-        GameTable.rematch,
-        GameRow.id,
-        GameRow.status,
-    )
-    .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
-    .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
-    .outerjoin(GameRow, GameRow.id == _LATEST_GAME)
-)
-
-
 async def read_table(db: Executor, table_id: int, *, lock: bool = False) -> TableInfo | None:
     """The table as stored (seats, latest game), in one query; with `lock`, its row stays
     locked until the transaction ends, which serialises seat changes across processes."""
-    query = _TABLE_QUERY.where(GameTable.id == table_id)
-    if lock:
-        query = query.with_for_update(of=GameTable)
-    row = (await db.execute(query)).first()
+    row = await stored_tables.read(db, table_id, lock=lock)
     return None if row is None else _table_of(row)
 
 
-async def read_tables(db: Executor, *where: ColumnElement[bool]) -> list[TableInfo]:
-    """The tables matching `where`, by id, in one query (as `read_table` reads one)."""
-    rows = await db.execute(_TABLE_QUERY.where(*where).order_by(GameTable.id))
-    return [_table_of(row) for row in rows]
+async def read_listed(db: Executor, room_ids: list[int]) -> list[TableInfo]:
+    """The open public tables of these rooms, by id, in one query (as `read_table` reads
+    one)."""
+    return [_table_of(row) for row in await stored_tables.read_listed(db, room_ids)]
 
 
 def _table_of(row: Sequence[Any]) -> TableInfo:

@@ -15,10 +15,10 @@ import logging
 import time
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import Presence, ServerHeartbeat, User
+from app.db import heartbeats
+from app.db import presence as stored
 from app.db.table_log import StoredEvent
 from app.services import absences, games, heartbeat, tables
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -27,10 +27,6 @@ from app.timeutil import as_datetime, as_unix
 logger = logging.getLogger(__name__)
 
 SWITCH_SECONDS = 5.0  # a stopped process's users have this long to connect elsewhere
-
-
-async def _lock_user(session: AsyncSession, user_id: int) -> None:
-    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
 
 
 async def _alive(live: LivePlay, session: AsyncSession) -> set[str]:
@@ -43,14 +39,11 @@ async def _alive(live: LivePlay, session: AsyncSession) -> set[str]:
 async def connected(live: LivePlay, user: PlayerRef) -> None:
     """The user's first connection to this process: present, and back in their games."""
     async with live.db.session() as session:
-        await _lock_user(session, user.id)
-        if await session.get(Presence, (live.instance, user.id)) is None:
-            session.add(
-                Presence(instance=live.instance, user_id=user.id, since=as_datetime(time.time()))
-            )
-        stored = await absences.mark_back(live, session, user.id)
+        await stored.lock_user(session, user.id)
+        await stored.add(session, live.instance, user.id, as_datetime(time.time()))
+        back = await absences.mark_back(live, session, user.id)
         await session.commit()
-    await live.announce(stored)
+    await live.announce(back)
 
 
 async def _offline(
@@ -58,15 +51,9 @@ async def _offline(
 ) -> list[StoredEvent]:
     """In the caller's transaction (user row locked, their row here gone): if no live process
     has them either, they are offline since `since`."""
-    alive = await _alive(live, session)
-    elsewhere = await session.scalar(
-        select(Presence.instance).where(Presence.user_id == user_id, Presence.instance.in_(alive))
-    )
-    if elsewhere is not None:
+    if await stored.connected_to_any(session, user_id, await _alive(live, session)):
         return []
-    await session.execute(
-        update(User).where(User.id == user_id).values(last_seen_at=as_datetime(since))
-    )
+    await stored.set_last_seen(session, user_id, as_datetime(since))
     return await absences.mark_away(live, session, user_id, since)
 
 
@@ -77,13 +64,11 @@ async def disconnected(
     instance = instance or live.instance
     since = time.time() if since is None else since
     async with live.db.session() as session:
-        await _lock_user(session, user_id)
-        await session.execute(
-            delete(Presence).where(Presence.instance == instance, Presence.user_id == user_id)
-        )
-        stored = await _offline(live, session, user_id, since)
+        await stored.lock_user(session, user_id)
+        await stored.remove(session, instance, user_id)
+        away = await _offline(live, session, user_id, since)
         await session.commit()
-    await live.announce(stored)
+    await live.announce(away)
 
 
 async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, list[int]]]:
@@ -91,30 +76,19 @@ async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, li
     cleanly counts as gone `SWITCH_SECONDS` after its last beat, so that its clients, sent
     elsewhere by the balancer, are connected again by then."""
     async with live.db.session() as session:
-        instances = set((await session.scalars(select(Presence.instance).distinct())).all()) - {
-            live.instance
-        }
+        instances = await stored.instances(session) - {live.instance}
         if not instances:
             return []
         alive = await _alive(live, session)
         gone: dict[str, list[int]] = {instance: [] for instance in instances - alive}
         if gone:
-            rows = await session.execute(
-                select(Presence.instance, Presence.user_id).where(Presence.instance.in_(gone))
-            )
-            for instance, user_id in rows.all():
+            for instance, user_id in await stored.users_of(session, gone):
                 gone[instance].append(user_id)
         if not gone:
             return []
         beats = {
-            instance: (beat_at, stopped)
-            for instance, beat_at, stopped in (
-                await session.execute(
-                    select(
-                        ServerHeartbeat.instance, ServerHeartbeat.beat_at, ServerHeartbeat.stopped
-                    ).where(ServerHeartbeat.instance.in_(gone))
-                )
-            ).all()
+            instance: (beat.beat_at, beat.stopped)
+            for instance, beat in (await heartbeats.of(session, set(gone))).items()
         }
     switched = time.time() - SWITCH_SECONDS
     found = []
@@ -135,19 +109,8 @@ async def _stand_up_absent(live: LivePlay) -> None:
             return
         user_ids = sorted({user_id for _, user_id in seats})
         alive = await _alive(live, session)
-        online = set(
-            (
-                await session.scalars(
-                    select(Presence.user_id).where(
-                        Presence.user_id.in_(user_ids), Presence.instance.in_(alive)
-                    )
-                )
-            ).all()
-        )
-        rows = await session.execute(
-            select(User.id, User.name, User.last_seen_at).where(User.id.in_(user_ids))
-        )
-        users = {user_id: (name, seen) for user_id, name, seen in rows.all()}
+        online = await stored.online(session, user_ids, alive)
+        users = await stored.last_seen(session, user_ids)
     cutoff = time.time() - live.settings.disconnect_grace_seconds
     for table_id, user_id in seats:
         if user_id in online or user_id not in users:
@@ -182,9 +145,4 @@ async def sweep(live: LivePlay) -> None:
 async def banned_here(live: LivePlay) -> list[tuple[int, str]]:
     """Users connected to this process who are banned now, with the reason."""
     async with live.db.session() as session:
-        rows = await session.execute(
-            select(User.id, User.ban_reason)
-            .join(Presence, Presence.user_id == User.id)
-            .where(Presence.instance == live.instance, User.banned.is_(True))
-        )
-        return [(user_id, reason or "") for user_id, reason in rows.all()]
+        return await stored.banned_at(session, live.instance)

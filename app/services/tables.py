@@ -13,11 +13,10 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import func, insert, or_, select, update
-
+from app.db import games as stored_games
+from app.db import presence as presence_db
 from app.db import table_log
-from app.db.models import Game as GameRow
-from app.db.models import GameTable, Presence, Room, User
+from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, get_variant
 from app.services import absences, events, games, heartbeat
@@ -28,11 +27,11 @@ from app.services.live import (
     PlayerRef,
     PlayError,
     TableInfo,
+    read_listed,
     read_table,
-    read_tables,
 )
 from app.services.rooms import find_room, room_payload
-from app.status import GameStatus, TableState, TableStatus
+from app.status import GameStatus, TableState
 from app.timeutil import as_datetime
 
 COLOURS = ("black", "white", "random")
@@ -159,24 +158,14 @@ async def open_table(
             base, increment = _parse_clock(clock)
         # Across all rooms, so one user cannot fill rooms; the user's row is locked so that
         # tables opened at once in different rooms (whose locks differ) count each other.
-        user_row = select(User.id).where(User.id == user.id)
-        await session.execute(user_row.with_for_update(key_share=True))
-        hosted = await session.scalar(
-            select(func.count())
-            .select_from(GameTable)
-            .where(GameTable.owner_id == user.id, GameTable.status == TableStatus.OPEN)
-        )
+        await stored_tables.lock_host(session, user.id)
         most = live.settings.tables_per_user
-        if (hosted or 0) >= most:
+        if await stored_tables.count_hosted(session, user.id) >= most:
             raise PlayError("seat_taken", f"you already host {most} tables")
-        tables_in_room = await session.scalar(
-            select(func.count())
-            .select_from(GameTable)
-            .where(GameTable.room_id == room.id, GameTable.status == TableStatus.OPEN)
-        )
-        if (tables_in_room or 0) >= room.table_limit:
+        if await stored_tables.count_open(session, room.id) >= room.table_limit:
             raise PlayError("room_closed", f"room {room.name} has no free table")
-        row = GameTable(
+        row = await stored_tables.create(
+            session,
             room_id=room.id,
             owner_id=user.id,
             variant=rules_variant.name,
@@ -188,8 +177,6 @@ async def open_table(
             start_fen=start_fen,
             event_seq=0,
         )
-        session.add(row)
-        await session.flush()
         table = TableInfo(
             id=row.id,
             room_id=row.room_id,
@@ -220,36 +207,28 @@ async def _create_game(
     now = time.time()
     started = as_datetime(now)
     base_ms = table.clock_base_s * 1000 if table.clock_base_s is not None else None
-    game_id = await db.scalar(
-        insert(GameRow)
-        .values(
-            variant=table.variant,
-            room_id=table.room_id,
-            table_id=table.id,
-            black_id=black.id,
-            white_id=white.id,
-            start_fen=table.start_fen,
-            status=GameStatus.PLAYING,
-            result=Result.UNFINISHED,
-            clock_base_s=table.clock_base_s,
-            clock_increment_s=table.clock_increment_s,
-            black_clock_ms=base_ms,
-            white_clock_ms=base_ms,
-            rated=False,
-            ply_count=0,
-            source="live",
-            started_at=started,
-            last_move_at=started,
-            deadline_at=as_datetime(now + base_ms / 1000) if base_ms is not None else None,
-        )
-        .returning(GameRow.id)
+    game_id = await stored_games.create(
+        db,
+        variant=table.variant,
+        room_id=table.room_id,
+        table_id=table.id,
+        black_id=black.id,
+        white_id=white.id,
+        start_fen=table.start_fen,
+        status=GameStatus.PLAYING,
+        result=Result.UNFINISHED,
+        clock_base_s=table.clock_base_s,
+        clock_increment_s=table.clock_increment_s,
+        black_clock_ms=base_ms,
+        white_clock_ms=base_ms,
+        rated=False,
+        ply_count=0,
+        source="live",
+        started_at=started,
+        last_move_at=started,
+        deadline_at=as_datetime(now + base_ms / 1000) if base_ms is not None else None,
     )
-    assert game_id is not None
-    await db.execute(
-        update(GameTable)
-        .where(GameTable.id == table.id)
-        .values(owner_id=black.id, guest_id=white.id, rematch=None)
-    )
+    await stored_tables.seat(db, table.id, black.id, white.id)
     clock = None
     if base_ms is not None:
         clock = GameClock(table.clock_increment_s * 1000, base_ms, base_ms, now)
@@ -287,12 +266,8 @@ async def _create_game(
 async def _offline(live: LivePlay, db: Executor, user_ids: list[int]) -> set[int]:
     """Those of these users with no connection to a live server process."""
     alive = await heartbeat.alive(db, as_datetime(time.time()), live.settings.heartbeat_seconds)
-    online = await db.scalars(
-        select(Presence.user_id).where(
-            Presence.user_id.in_(user_ids), Presence.instance.in_(alive | {live.instance})
-        )
-    )
-    return set(user_ids) - set(online.all())
+    online = await presence_db.online(db, user_ids, alive | {live.instance})
+    return set(user_ids) - online
 
 
 async def _started(
@@ -336,9 +311,7 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         asking = table.rematch | {user.id}
         if len(asking) < 2:
             table.rematch = asking
-            await session.execute(
-                update(GameTable).where(GameTable.id == table_id).values(rematch=sorted(asking))
-            )
+            await stored_tables.ask_rematch(session, table_id, asking)
             stored = await live.record(
                 session,
                 table_id,
@@ -369,14 +342,12 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         remaining = [p for p in table.players if p.id != user.id]
         now = as_datetime(time.time())
         table.guest, table.rematch = None, frozenset()
-        values: dict[str, Any] = {"guest_id": None, "rematch": None}
         if remaining:
             table.owner = remaining[0]
-            values["owner_id"] = remaining[0].id
+            await stored_tables.hand_over(session, table_id, remaining[0].id)
         else:
             table.closed = True
-            values |= {"status": TableStatus.CLOSED, "closed_at": now}
-        await session.execute(update(GameTable).where(GameTable.id == table_id).values(values))
+            await stored_tables.close(session, table_id, now)
         out: list[events.TableEvent] = [live.table_update(table)]
         if table.closed:
             out.append(events.table_closed(table_id, "everyone left"))
@@ -391,18 +362,9 @@ async def seats_of(db: Executor, user_ids: list[int] | None) -> list[tuple[int, 
     users (None: by anyone)."""
     if user_ids is not None and not user_ids:
         return []
-    playing = select(GameRow.id).where(
-        GameRow.table_id == GameTable.id, GameRow.status == GameStatus.PLAYING
-    )
-    query = select(GameTable.id, GameTable.owner_id, GameTable.guest_id).where(
-        GameTable.status == TableStatus.OPEN, ~playing.exists()
-    )
-    if user_ids is not None:
-        query = query.where(or_(GameTable.owner_id.in_(user_ids), GameTable.guest_id.in_(user_ids)))
-    rows = await db.execute(query)
     return [
         (table_id, user_id)
-        for table_id, owner, guest in rows.all()
+        for table_id, owner, guest in await stored_tables.seats_without_game(db, user_ids)
         for user_id in (owner, guest)
         if user_id is not None and (user_ids is None or user_id in user_ids)
     ]
@@ -454,11 +416,7 @@ async def record_closing(
 ) -> list[StoredEvent]:
     """Close a table (its game already ended) in the caller's transaction, with its events."""
     now = as_datetime(time.time())
-    await db.execute(
-        update(GameTable)
-        .where(GameTable.id == table_id)
-        .values(status=TableStatus.CLOSED, closed_at=now, guest_id=None, rematch=None)
-    )
+    await stored_tables.close(db, table_id, now)
     table = await read_table(db, table_id)
     assert table is not None
     return await live.record(
@@ -475,16 +433,9 @@ async def record_closing(
 async def lobby(live: LivePlay) -> list[dict[str, Any]]:
     """Every listed room with its public tables that wait for a player or play."""
     async with live.db.session() as session:
-        rooms = (
-            await session.scalars(select(Room).where(Room.is_listed.is_(True)).order_by(Room.id))
-        ).all()
+        rooms = await stored_tables.listed_rooms(session)
         by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
-        listed = await read_tables(
-            session,
-            GameTable.status == TableStatus.OPEN,
-            GameTable.is_private.is_(False),
-            GameTable.room_id.in_(list(by_room)),
-        )
+        listed = await read_listed(session, list(by_room))
         for table in listed:  # one query, however many tables (a snapshot per new subscriber)
             by_room[table.room_id].append(live.table_payload(table))
     return [room_payload(room) | {"tables": by_room[room.id]} for room in rooms]

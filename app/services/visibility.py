@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, exists, or_, select
+from sqlalchemy import ColumnElement
 
-from app.db.models import Game, GameTable
+from app.db import games as stored_games
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,6 @@ class Viewer:
 ANYONE = Viewer()  # no account, no code: public games only
 
 
-def _at_private_table() -> ColumnElement[bool]:
-    return exists(
-        select(GameTable.id).where(GameTable.id == Game.table_id, GameTable.is_private.is_(True))
-    )
-
-
 def visible_to(viewer: Viewer) -> ColumnElement[bool] | None:
     """The condition a game row meets when `viewer` may list it (None: no condition).
 
@@ -48,10 +42,7 @@ def visible_to(viewer: Viewer) -> ColumnElement[bool] | None:
     """
     if viewer.admin:
         return None
-    public = ~_at_private_table()
-    if viewer.user_id is None:
-        return public
-    return or_(public, Game.black_id == viewer.user_id, Game.white_id == viewer.user_id)
+    return stored_games.listed_for(viewer.user_id)
 
 
 def may_see(

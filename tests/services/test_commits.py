@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import func, insert, select, text, update
 
+from app.db import games as stored_games
 from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import GameTable, TableEvent
 from app.db.models import Move as MoveRow
 from app.services.commits import MoveCommit, MoveWriter
+from app.timeutil import as_utc
 
 TABLES: dict[int, int] = {}  # game → its table
 
@@ -74,6 +77,42 @@ async def test_moves_of_many_games_are_stored_together(db: Database) -> None:
         plies = await session.scalars(select(GameRow.ply_count).where(GameRow.id == games[0]))
         assert plies.one() == 2
     assert len(rows) == 21
+
+
+async def test_a_stored_move_writes_the_games_clocks_deadline_and_ending(db: Database) -> None:
+    """What the move statement writes reads back as the rest of storage writes it: the times
+    compare with others (the sweep finds a deadline passed), a move keeps a standing draw
+    offer, and a game-ending move ends the game and withdraws the offer."""
+    writer = MoveWriter(db)
+    writer.start()
+    try:
+        game, other = await new_games(db, 2)
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                update(GameRow).where(GameRow.id.in_((game, other))).values(draw_offer="black")
+            )
+        at = datetime(2026, 1, 2, 3, 4, 5, 600000, tzinfo=UTC)
+        deadline = at + timedelta(seconds=30)
+        first = replace(
+            move(game, 1, "11-15"), at=at, black_ms=9000, white_ms=8000, deadline=deadline
+        )
+        assert await stored(writer, first)
+        ending = {"status": "finished", "result": "1-0", "termination": "resignation"}
+        assert await stored(writer, replace(move(other, 1, "11-15", **ending), at=at))
+    finally:
+        await writer.stop()
+    async with db.session() as session:
+        assert await stored_games.due(session, deadline - timedelta(microseconds=1)) == []
+        assert await stored_games.due(session, deadline) == [game]
+        row = await session.get(GameRow, game)
+        assert row is not None
+        assert (row.ply_count, row.black_clock_ms, row.white_clock_ms) == (1, 9000, 8000)
+        assert (as_utc(row.last_move_at), as_utc(row.deadline_at)) == (at, deadline)
+        assert (row.status, row.finished_at, row.draw_offer) == ("playing", None, "black")
+        ended = await session.get(GameRow, other)
+        assert ended is not None
+        assert (ended.status, ended.result, ended.termination) == ("finished", "1-0", "resignation")
+        assert (as_utc(ended.finished_at), ended.draw_offer) == (at, None)
 
 
 async def test_of_two_writers_racing_for_a_ply_exactly_one_stores_it(db: Database) -> None:

@@ -1,0 +1,94 @@
+"""Storage of who is connected: a `presence(instance, user_id)` row per user connected to a
+server process, and the user's `last_seen_at` once they are connected nowhere.
+
+A user's presence changes lock the user's row first (`lock_user`), so that changes made by
+different processes for one user take turns. Which processes are live is the heartbeats'
+business (`app.services.heartbeat`); the reads here take the live instances as an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+
+from sqlalchemy import delete, insert, select, update
+
+from app.db.models import Presence, User
+from app.db.table_log import Executor
+
+
+async def lock_user(db: Executor, user_id: int) -> None:
+    """Lock the user's row until the transaction ends."""
+    await db.execute(select(User.id).where(User.id == user_id).with_for_update())
+
+
+async def add(db: Executor, instance: str, user_id: int, since: datetime) -> None:
+    """Note the user as connected to `instance` (if not already)."""
+    found = await db.scalar(
+        select(Presence.user_id).where(Presence.instance == instance, Presence.user_id == user_id)
+    )
+    if found is None:
+        await db.execute(insert(Presence).values(instance=instance, user_id=user_id, since=since))
+
+
+async def remove(db: Executor, instance: str, user_id: int) -> None:
+    await db.execute(
+        delete(Presence).where(Presence.instance == instance, Presence.user_id == user_id)
+    )
+
+
+async def connected_to_any(db: Executor, user_id: int, instances: Collection[str]) -> bool:
+    """Whether the user has a row of one of these instances."""
+    found = await db.scalar(
+        select(Presence.instance)
+        .where(Presence.user_id == user_id, Presence.instance.in_(instances))
+        .limit(1)
+    )
+    return found is not None
+
+
+async def online(db: Executor, user_ids: Collection[int], instances: Collection[str]) -> set[int]:
+    """Those of these users with a row of one of these instances."""
+    rows = await db.scalars(
+        select(Presence.user_id).where(
+            Presence.user_id.in_(user_ids), Presence.instance.in_(instances)
+        )
+    )
+    return set(rows.all())
+
+
+async def set_last_seen(db: Executor, user_id: int, at: datetime) -> None:
+    await db.execute(update(User).where(User.id == user_id).values(last_seen_at=at))
+
+
+async def last_seen(
+    db: Executor, user_ids: Collection[int]
+) -> dict[int, tuple[str, datetime | None]]:
+    """Each of these users' name and when they were last connected (None: never gone)."""
+    rows = await db.execute(
+        select(User.id, User.name, User.last_seen_at).where(User.id.in_(user_ids))
+    )
+    return {user_id: (name, seen) for user_id, name, seen in rows.all()}
+
+
+async def instances(db: Executor) -> set[str]:
+    """Every instance that has a presence row."""
+    return set((await db.scalars(select(Presence.instance).distinct())).all())
+
+
+async def users_of(db: Executor, instances: Collection[str]) -> list[tuple[str, int]]:
+    """(instance, user) for every presence row of these instances."""
+    rows = await db.execute(
+        select(Presence.instance, Presence.user_id).where(Presence.instance.in_(instances))
+    )
+    return [(instance, user_id) for instance, user_id in rows.all()]
+
+
+async def banned_at(db: Executor, instance: str) -> list[tuple[int, str]]:
+    """Users connected to `instance` who are banned now, with the reason."""
+    rows = await db.execute(
+        select(User.id, User.ban_reason)
+        .join(Presence, Presence.user_id == User.id)
+        .where(Presence.instance == instance, User.banned.is_(True))
+    )
+    return [(user_id, reason or "") for user_id, reason in rows.all()]
