@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
-from collections import deque
 from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,7 +24,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
-from app.metrics import MOVES_ACCEPTED
 from app.rules import Result, Termination
 from app.services import games, heartbeat, tables
 from app.services.errors import ServiceError
@@ -44,7 +41,6 @@ ROOM_SETTINGS = (
     "is_listed",
 )
 BAN_REASON_LENGTH = 200  # users.ban_reason
-MOVE_RATE_WINDOW_SECONDS = 60.0
 ANNOUNCE_CONCURRENCY = 8
 
 
@@ -578,40 +574,3 @@ async def others_load(
     """The other server processes alive (beating), and their load as of their last beat."""
     conn = await session.connection()
     return await heartbeat.others_load(conn, instance, utcnow(), interval)
-
-
-def moves_accepted() -> int:
-    """Moves this process has accepted since it started, all variants together."""
-    return int(
-        sum(
-            sample.value
-            for metric in MOVES_ACCEPTED.collect()
-            for sample in metric.samples
-            if sample.name.endswith("_total")
-        )
-    )
-
-
-class MoveRate:
-    """Moves accepted by this process in about the last minute, from samples of the counter.
-
-    Call `sample()` every few seconds; the figure covers a window from one minute to one minute
-    plus the sampling interval (less just after the process starts).
-    """
-
-    def __init__(self, window: float = MOVE_RATE_WINDOW_SECONDS) -> None:
-        self.window = window
-        self._samples: deque[tuple[float, int]] = deque()
-
-    def sample(self) -> None:
-        now = time.monotonic()
-        self._samples.append((now, moves_accepted()))
-        # Keep the newest sample that is at least a window old: the base of the count.
-        while len(self._samples) > 1 and self._samples[1][0] <= now - self.window:
-            self._samples.popleft()
-
-    def last_minute(self) -> tuple[int, float]:
-        """(moves, the seconds over which they were counted)."""
-        self.sample()
-        (start, first), (end, last) = self._samples[0], self._samples[-1]
-        return last - first, end - start
