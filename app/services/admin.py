@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import MAX_ID, AuditEntry, AuthToken, GameTable, Room, User
+from app.db import accounts
+from app.db.accounts import UserFilter as UserFilter
+from app.db.models import MAX_ID, AuditEntry, GameTable, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
 from app.rules import Result, Termination
@@ -374,7 +376,7 @@ async def close_room(
 
 
 async def _target_user(session: AsyncSession, actor: User, user_id: int, verb: str) -> User:
-    user = await session.scalar(select(User).where(User.id == user_id).with_for_update())
+    user = await accounts.lock_user(session, user_id)
     if user is None:
         raise NotFound(f"user {user_id}")
     if user.id == actor.id:
@@ -447,7 +449,7 @@ async def ban(
     if user.banned:
         raise Refused("already_banned", f"{user.name} is already banned")
     user.banned, user.ban_reason = True, note[:BAN_REASON_LENGTH]
-    await session.execute(delete(AuthToken).where(AuthToken.user_id == user_id))
+    await accounts.delete_tokens_of(session, user_id)
     entry = _audit(session, actor, "user.ban", "user", user_id, note, name=user.name)
     await session.commit()
     await _announce(
@@ -466,30 +468,11 @@ async def unban(session: AsyncSession, actor: User, user_id: int, note: str) -> 
     return entry
 
 
-@dataclass(frozen=True)
-class UserFilter:
-    name: str | None = None  # part of the name, any case
-    kind: str | None = None
-    role: str | None = None
-    banned: bool | None = None
-
-
 async def list_users(
     session: AsyncSession, flt: UserFilter, limit: int, offset: int
 ) -> tuple[list[User], int]:
     """Matching users by name, and how many match in all."""
-    query = select(User)
-    if flt.name:
-        query = query.where(func.lower(User.name).contains(flt.name.lower(), autoescape=True))
-    if flt.kind is not None:
-        query = query.where(User.kind == flt.kind)
-    if flt.role is not None:
-        query = query.where(User.role == flt.role)
-    if flt.banned is not None:
-        query = query.where(User.banned.is_(flt.banned))
-    total = await session.scalar(select(func.count()).select_from(query.subquery()))
-    users = await session.scalars(query.order_by(User.name).limit(limit).offset(offset))
-    return list(users.all()), int(total or 0)
+    return await accounts.list_users(session, flt, limit, offset)
 
 
 # --- the audit log -------------------------------------------------------------------------
