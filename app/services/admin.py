@@ -14,15 +14,15 @@ import contextlib
 import json
 from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import accounts
+from app.db import accounts, audit
 from app.db.accounts import UserFilter as UserFilter
+from app.db.audit import AuditFilter as AuditFilter
 from app.db.models import MAX_ID, AuditEntry, GameTable, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
@@ -77,16 +77,7 @@ def _audit(
     note: str | None,
     **details: Any,
 ) -> AuditEntry:
-    entry = AuditEntry(
-        actor_id=actor.id,
-        action=action,
-        target_type=target_type,
-        target_id=str(target_id),
-        details=details or None,
-        note=note,
-    )
-    session.add(entry)
-    return entry
+    return audit.add_entry(session, actor.id, action, target_type, target_id, note, details)
 
 
 async def _each(jobs: Iterable[Coroutine[Any, Any, None]]) -> None:
@@ -479,16 +470,6 @@ async def list_users(
 
 
 @dataclass(frozen=True)
-class AuditFilter:
-    actor: str | None = None  # the administrator's name
-    action: str | None = None  # `user.ban`, or a family: `user.`
-    target_type: str | None = None
-    target_id: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-
-
-@dataclass(frozen=True)
 class AuditRecord:
     entry: AuditEntry
     actor: str | None
@@ -500,36 +481,16 @@ class AuditPage:
     next_cursor: str | None
 
 
-def _audit_query(flt: AuditFilter) -> Select[AuditEntry, str]:
-    query = select(AuditEntry, User.name).outerjoin(User, User.id == AuditEntry.actor_id)
-    if flt.actor is not None:
-        query = query.where(func.lower(User.name) == flt.actor.lower())
-    if flt.action is not None:
-        if flt.action.endswith("."):
-            query = query.where(AuditEntry.action.startswith(flt.action, autoescape=True))
-        else:
-            query = query.where(AuditEntry.action == flt.action)
-    if flt.target_type is not None:
-        query = query.where(AuditEntry.target_type == flt.target_type)
-    if flt.target_id is not None:
-        query = query.where(AuditEntry.target_id == flt.target_id)
-    if flt.since is not None:
-        query = query.where(AuditEntry.at >= flt.since)
-    if flt.until is not None:
-        query = query.where(AuditEntry.at < flt.until)
-    return query
-
-
 async def audit_log(
     session: AsyncSession, flt: AuditFilter, limit: int, cursor: str | None = None
 ) -> AuditPage:
     """Entries newest first; `next_cursor` continues after the last one of the page."""
-    query = _audit_query(flt)
+    before_id = None
     if cursor is not None:
         if not (cursor.isascii() and cursor.isdigit() and int(cursor) <= MAX_ID):
             raise BadCursor()
-        query = query.where(AuditEntry.id < int(cursor))
-    rows = (await session.execute(query.order_by(AuditEntry.id.desc()).limit(limit + 1))).all()
+        before_id = int(cursor)
+    rows = await audit.entries(session, flt, limit + 1, before_id)
     records = [AuditRecord(entry, name) for entry, name in rows[:limit]]
     next_cursor = str(records[-1].entry.id) if len(rows) > limit else None
     return AuditPage(records, next_cursor)
