@@ -20,7 +20,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import accounts, audit
+from app.db import accounts, audit, rooms
 from app.db.accounts import UserFilter as UserFilter
 from app.db.audit import AuditFilter as AuditFilter
 from app.db.models import MAX_ID, AuditEntry, GameTable, Room, User
@@ -234,10 +234,9 @@ async def live_tables(
 ) -> list[dict[str, Any]]:
     """Every table not closed (of one room, if given), private ones included with their invite,
     as live play shows them plus the room's slug."""
-    if room_id is not None and await session.get(Room, room_id) is None:
+    if room_id is not None and not await rooms.room_exists(session, room_id):
         raise NotFound(f"room {room_id}")
-    rows = await session.execute(select(Room.id, Room.slug))
-    slugs = {room: slug for room, slug in rows.all()}
+    slugs = await rooms.slugs(session)
     found = []
     for table_id in await _open_table_ids(session, room_id):
         table = await read_table(session, table_id)
@@ -249,11 +248,11 @@ async def live_tables(
 
 async def list_rooms(session: AsyncSession, live: LivePlay) -> list[RoomState]:
     """Every room, hidden and closed ones too, with its open tables."""
-    rooms = list((await session.scalars(select(Room).order_by(Room.id))).all())
-    by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
+    every = await rooms.list_rooms(session)
+    by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in every}
     for table in await live_tables(session, live):
         by_room.setdefault(table["room"], []).append(table)
-    return [RoomState(room, by_room[room.id]) for room in rooms]
+    return [RoomState(room, by_room[room.id]) for room in every]
 
 
 @dataclass(frozen=True)
@@ -276,13 +275,11 @@ def _room_settings(room: Room) -> dict[str, Any]:
 async def create_room(
     session: AsyncSession, actor: User, slug: str, settings: RoomSettings, note: str | None
 ) -> Room:
-    if await session.scalar(select(Room.id).where(Room.slug == slug)) is not None:
+    if await rooms.slug_taken(session, slug):
         raise Refused("slug_taken", f"a room is already called {slug!r}")
     values = {name: getattr(settings, name) for name in ROOM_SETTINGS}
-    room = Room(slug=slug, **values)
-    session.add(room)
     try:
-        await session.flush()
+        room = await rooms.add_room(session, slug, **values)
     except IntegrityError as exc:  # the same slug created concurrently
         await session.rollback()
         raise Refused("slug_taken", f"a room is already called {slug!r}") from exc
@@ -301,7 +298,7 @@ async def update_room(
     unknown = set(changes) - set(ROOM_SETTINGS)
     if unknown:
         raise ValueError(f"not a room setting: {sorted(unknown)}")
-    room = await session.scalar(select(Room).where(Room.id == room_id).with_for_update())
+    room = await rooms.lock_room(session, room_id)
     if room is None:
         raise NotFound(f"room {room_id}")
     before = _room_settings(room)
@@ -324,7 +321,7 @@ async def close_room(
     session: AsyncSession, live: LivePlay, actor: User, room_id: int, result: str, note: str
 ) -> AuditEntry:
     """Close a room: no new tables, its tables closed, their games ended with `result`."""
-    room = await session.scalar(select(Room).where(Room.id == room_id).with_for_update())
+    room = await rooms.lock_room(session, room_id)
     if room is None:
         raise NotFound(f"room {room_id}")
     if room.closed_at is not None:
@@ -400,7 +397,7 @@ async def kick(
             raise Refused("table_closed", f"table {table_id} is closed")
         scope = [table_id]
     elif room_id is not None:
-        if await session.get(Room, room_id) is None:
+        if not await rooms.room_exists(session, room_id):
             raise NotFound(f"room {room_id}")
         scope = await _open_table_ids(session, room_id)
     else:
