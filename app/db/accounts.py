@@ -6,7 +6,7 @@ transaction, and the caller commits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -36,6 +36,21 @@ async def add_user(session: AsyncSession, **values: Any) -> User:
     session.add(user)
     await session.flush()
     return user
+
+
+async def ids_of(session: AsyncSession, names: Iterable[str]) -> dict[str, int]:
+    """The ids of the accounts with exactly these names (those that exist)."""
+    rows = await session.execute(select(User.name, User.id).where(User.name.in_(list(names))))
+    return {name: user_id for name, user_id in rows}
+
+
+async def add_imported_users(session: AsyncSession, names: Iterable[str]) -> dict[str, int]:
+    """New accounts of kind `imported` (players named in imported games, who cannot log in),
+    flushed; their ids by name."""
+    users = [User(name=name, kind="imported") for name in names]
+    session.add_all(users)
+    await session.flush()
+    return {user.name: user.id for user in users}
 
 
 async def lock_user(session: AsyncSession, user_id: int) -> User | None:
