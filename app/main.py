@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +13,19 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
+from app import lifespan as parts
 from app.api import admin, auth, games, health, players, rooms
 from app.api.errors import install_error_handlers
 from app.broker import create_broker
 from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.headers import SecurityHeadersMiddleware
+from app.lifespan import LifespanPart, lifespan_part
 from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
 from app.realtime import limits
 from app.realtime.uvicorn_log import quiet_uvicorn
 from app.redaction import install as redact_tokens_in_logs
-
-LifespanPart = Callable[[FastAPI], AbstractAsyncContextManager[None]]
 
 WEB_DIR = Path(__file__).parent / "web"
 
@@ -40,6 +40,7 @@ class WebFiles(StaticFiles):
         return response
 
 
+@lifespan_part(needs=["settings"], provides=["db", "archive_db"])
 @asynccontextmanager
 async def open_database(app: FastAPI) -> AsyncIterator[None]:
     """`app.state.db`, and `app.state.archive_db` for the archive's reads: the same database
@@ -61,6 +62,7 @@ async def open_database(app: FastAPI) -> AsyncIterator[None]:
         await app.state.db.dispose()
 
 
+@lifespan_part(needs=["settings"], provides=["broker"])
 @asynccontextmanager
 async def open_broker(app: FastAPI) -> AsyncIterator[None]:
     app.state.broker = create_broker(app.state.settings.broker_url)
@@ -71,12 +73,12 @@ async def open_broker(app: FastAPI) -> AsyncIterator[None]:
         await app.state.broker.disconnect()
 
 
-# What runs for the life of the server, entered in this order and left in reverse: a part may
-# use what the parts before it put on `app.state`. Add a component's own part to the end.
+# What runs for the life of the server. Each part declares what it needs on `app.state` and
+# what it puts there, and `app.lifespan.enter` orders them by that (left in reverse order), so
+# the order here does not matter: add a component's own part anywhere.
 LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
     open_database,
     open_broker,
-    admin.sample_move_rate,
     realtime.run_live_play,
     quiet_uvicorn,
 )
@@ -85,8 +87,7 @@ LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     async with AsyncExitStack() as stack:
-        for part in LIFESPAN_PARTS:
-            await stack.enter_async_context(part(app))
+        await parts.enter(stack, app, LIFESPAN_PARTS)
         yield
 
 

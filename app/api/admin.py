@@ -8,12 +8,10 @@ audit entry they wrote; the use cases are in `app.services.admin`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request, status
+from fastapi import APIRouter, Depends, Path, Query, Request, status
 
 from app import __version__
 from app.api.deps import (
@@ -53,11 +51,9 @@ from app.api.schemas.admin import (
 )
 from app.db.models import AuditEntry, Room, User
 from app.services import admin
-from app.services.admin import AuditFilter, MoveRate, RoomSettings, UserFilter
+from app.services.admin import AuditFilter, RoomSettings, UserFilter
 from app.services.live import LivePlay
 from app.timeutil import as_utc
-
-MOVE_RATE_SAMPLE_SECONDS = 5.0
 
 router = APIRouter(
     prefix="/api/admin",
@@ -409,22 +405,3 @@ async def server_status(
         moves_window_seconds=round(window, 1),
         version=__version__,
     )
-
-
-@contextlib.asynccontextmanager
-async def sample_move_rate(app: FastAPI) -> AsyncIterator[None]:
-    """Lifespan part: sample the moves counter every few seconds for `/api/admin/status`."""
-    rate = app.state.move_rate = MoveRate()
-
-    async def run() -> None:
-        while True:
-            rate.sample()
-            await asyncio.sleep(MOVE_RATE_SAMPLE_SECONDS)
-
-    task = asyncio.create_task(run(), name="move-rate")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task

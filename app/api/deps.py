@@ -19,9 +19,9 @@ from app.api.errors import ApiError
 from app.config import Settings
 from app.db.models import User
 from app.services.accounts import user_for_token
-from app.services.admin import MoveRate
 from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
+from app.services.move_rate import MoveRate
 
 bearer = HTTPBearer(
     auto_error=False, description="The token from /api/auth/login, register or guest."
@@ -107,8 +107,7 @@ def get_beats(conn: HTTPConnection) -> Heartbeat:
 
 
 def get_move_rate(conn: HTTPConnection) -> MoveRate:
-    rate: MoveRate = conn.app.state.move_rate
-    return rate
+    return get_live(conn).moves
 
 
 class SocketCounts(Protocol):

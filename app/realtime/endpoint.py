@@ -24,6 +24,7 @@ from prometheus_client import Counter
 from pydantic_core import from_json
 from starlette.types import Receive, Scope, Send
 
+from app.lifespan import lifespan_part
 from app.metrics import WS_MESSAGES
 from app.realtime import budgets, handshake
 from app.realtime import protocol as p
@@ -43,7 +44,6 @@ from app.realtime.connections import (
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
 from app.services import accounts, decisions, games, presence, tables
-from app.services.admin import MoveRate
 from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -54,6 +54,7 @@ logger = logging.getLogger(__name__)
 GC_YOUNG_THRESHOLD = 10_000  # allocations before the youngest generation is collected
 
 
+@lifespan_part(needs=["settings", "db", "broker"], provides=["live", "hub", "beats", "budgets"])
 @asynccontextmanager
 async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     """Lifespan part: recover the games in progress, then beat and serve the hub until shutdown."""
@@ -61,10 +62,9 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     await live.start()
     hub = Hub(live, app.state.settings.sweep_seconds)
     await hub.start()
-    rate: MoveRate = app.state.move_rate
 
     def load() -> Load:
-        return Load(len(hub.connections), len(hub.users), rate.last_minute()[0])
+        return Load(len(hub.connections), len(hub.users), live.moves.last_minute()[0])
 
     beats = app.state.beats = Heartbeat(
         app.state.db, app.state.settings.heartbeat_seconds, load=load

@@ -27,6 +27,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from app.lifespan import lifespan_part
+
 UVICORN_LOGGER = "uvicorn.error"
 # How uvicorn's websocket protocol words the record (uvicorn/protocols/websockets/).
 UVICORN_MESSAGE = "Invalid UTF-8 sequence received from client"
@@ -52,6 +54,7 @@ class QuietFilter(logging.Filter):
         return True
 
 
+@lifespan_part()
 @asynccontextmanager
 async def quiet_uvicorn(app: FastAPI) -> AsyncIterator[None]:
     """Lifespan part: the filter on uvicorn's logger while the app runs (one per app, so that

@@ -17,12 +17,13 @@ from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.models import AuthToken, User
+from app.db import accounts as stored
+from app.db.accounts import find_user as find_user
+from app.db.models import User
 from app.metrics import LOGINS
 from app.services import limits
 from app.services.errors import ServiceError
@@ -178,22 +179,10 @@ async def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
-async def find_user(session: AsyncSession, name: str) -> User | None:
-    """The account with this name, ignoring case (names are unique regardless of case).
-
-    The exact spelling is looked up first: it uses the unique index, and is what clients send.
-    """
-    user = await session.scalar(select(User).where(User.name == name))
-    if user is None:
-        result = await session.scalars(select(User).where(func.lower(User.name) == name.lower()))
-        user = result.first()
-    return user
-
-
 async def _issue_token(session: AsyncSession, settings: Settings, user: User) -> Login:
     token = secrets.token_urlsafe(32)
     expires_at = utcnow() + timedelta(hours=settings.token_ttl_hours)
-    session.add(AuthToken(token_hash=hash_token(token), user_id=user.id, expires_at=expires_at))
+    stored.add_token(session, hash_token(token), user.id, expires_at)
     return Login(user=user, token=token, expires_at=expires_at)
 
 
@@ -225,10 +214,14 @@ async def register(
         if retry_after is not None:
             raise TooManyAccounts(retry_after, "player")
     password_hash = await hash_password(password)
-    user = User(name=name, password_hash=password_hash, kind="registered", last_seen_at=utcnow())
-    session.add(user)
     try:
-        await session.flush()
+        user = await stored.add_user(
+            session,
+            name=name,
+            password_hash=password_hash,
+            kind="registered",
+            last_seen_at=utcnow(),
+        )
         login = await _issue_token(session, settings, user)
         await session.commit()
     except IntegrityError as exc:  # the same name registered concurrently
@@ -255,10 +248,8 @@ async def start_guest(session: AsyncSession, settings: Settings, address: str) -
         name = GUEST_PREFIX + secrets.token_hex(3)
         if await find_user(session, name) is not None:
             continue
-        user = User(name=name, kind="guest", last_seen_at=utcnow())
-        session.add(user)
         try:
-            await session.flush()
+            user = await stored.add_user(session, name=name, kind="guest", last_seen_at=utcnow())
         except IntegrityError:
             await session.rollback()
             continue
@@ -302,9 +293,7 @@ async def log_in(
         raise Banned(user.ban_reason)
     now = utcnow()
     user.last_seen_at = now
-    await session.execute(
-        delete(AuthToken).where(AuthToken.user_id == user.id, AuthToken.expires_at <= now)
-    )
+    await stored.delete_expired_tokens(session, user.id, now)
     login = await _issue_token(session, settings, user)
     await session.commit()
     LOGINS.labels("ok").inc()
@@ -313,7 +302,7 @@ async def log_in(
 
 async def log_out(session: AsyncSession, token: str) -> None:
     """Revoke one token (the one the client logs out with)."""
-    await session.execute(delete(AuthToken).where(AuthToken.token_hash == hash_token(token)))
+    await stored.delete_token(session, hash_token(token))
     await session.commit()
 
 
@@ -321,16 +310,7 @@ async def user_for_token(session: AsyncSession, token: str) -> User | None:
     """The user a bearer token belongs to; None if unknown, expired or the user is banned."""
     if not token or len(token) > MAX_TOKEN_LENGTH:
         return None
-    result = await session.scalars(
-        select(User)
-        .join(AuthToken, AuthToken.user_id == User.id)
-        .where(
-            AuthToken.token_hash == hash_token(token),
-            AuthToken.expires_at > utcnow(),
-            User.banned.is_(False),
-        )
-    )
-    return result.first()
+    return await stored.user_by_token(session, hash_token(token), utcnow())
 
 
 async def create_admin(session: AsyncSession, name: str, password: str | None) -> User:
@@ -350,7 +330,7 @@ async def create_admin(session: AsyncSession, name: str, password: str | None) -
     if password is None:
         raise WeakPassword("a new account needs a password")
     check_password(password, name)
-    user = User(name=name, password_hash=await hash_password(password), role="admin")
-    session.add(user)
+    password_hash = await hash_password(password)
+    user = await stored.add_user(session, name=name, password_hash=password_hash, role="admin")
     await session.commit()
     return user

@@ -12,23 +12,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
-from collections import deque
 from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import accounts, audit, rooms
 from app.db import games as stored_games
 from app.db import tables as stored_tables
-from app.db.models import MAX_ID, AuditEntry, AuthToken, Room, User
+from app.db.accounts import UserFilter as UserFilter
+from app.db.audit import AuditFilter as AuditFilter
+from app.db.models import MAX_ID, AuditEntry, Room, User
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
-from app.metrics import MOVES_ACCEPTED
 from app.rules import Result, Termination
 from app.services import games, heartbeat, tables
 from app.services.errors import ServiceError
@@ -46,7 +44,6 @@ ROOM_SETTINGS = (
     "is_listed",
 )
 BAN_REASON_LENGTH = 200  # users.ban_reason
-MOVE_RATE_WINDOW_SECONDS = 60.0
 ANNOUNCE_CONCURRENCY = 8
 
 
@@ -81,16 +78,7 @@ def _audit(
     note: str | None,
     **details: Any,
 ) -> AuditEntry:
-    entry = AuditEntry(
-        actor_id=actor.id,
-        action=action,
-        target_type=target_type,
-        target_id=str(target_id),
-        details=details or None,
-        note=note,
-    )
-    session.add(entry)
-    return entry
+    return audit.add_entry(session, actor.id, action, target_type, target_id, note, details)
 
 
 async def _each(jobs: Iterable[Coroutine[Any, Any, None]]) -> None:
@@ -234,10 +222,9 @@ async def live_tables(
 ) -> list[dict[str, Any]]:
     """Every table not closed (of one room, if given), private ones included with their invite,
     as live play shows them plus the room's slug."""
-    if room_id is not None and await session.get(Room, room_id) is None:
+    if room_id is not None and not await rooms.room_exists(session, room_id):
         raise NotFound(f"room {room_id}")
-    rows = await session.execute(select(Room.id, Room.slug))
-    slugs = {room: slug for room, slug in rows.all()}
+    slugs = await rooms.slugs(session)
     found = []
     for table_id in await _open_table_ids(session, room_id):
         table = await read_table(session, table_id)
@@ -249,11 +236,11 @@ async def live_tables(
 
 async def list_rooms(session: AsyncSession, live: LivePlay) -> list[RoomState]:
     """Every room, hidden and closed ones too, with its open tables."""
-    rooms = list((await session.scalars(select(Room).order_by(Room.id))).all())
-    by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
+    every = await rooms.list_rooms(session)
+    by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in every}
     for table in await live_tables(session, live):
         by_room.setdefault(table["room"], []).append(table)
-    return [RoomState(room, by_room[room.id]) for room in rooms]
+    return [RoomState(room, by_room[room.id]) for room in every]
 
 
 @dataclass(frozen=True)
@@ -276,13 +263,11 @@ def _room_settings(room: Room) -> dict[str, Any]:
 async def create_room(
     session: AsyncSession, actor: User, slug: str, settings: RoomSettings, note: str | None
 ) -> Room:
-    if await session.scalar(select(Room.id).where(Room.slug == slug)) is not None:
+    if await rooms.slug_taken(session, slug):
         raise Refused("slug_taken", f"a room is already called {slug!r}")
     values = {name: getattr(settings, name) for name in ROOM_SETTINGS}
-    room = Room(slug=slug, **values)
-    session.add(room)
     try:
-        await session.flush()
+        room = await rooms.add_room(session, slug, **values)
     except IntegrityError as exc:  # the same slug created concurrently
         await session.rollback()
         raise Refused("slug_taken", f"a room is already called {slug!r}") from exc
@@ -301,7 +286,7 @@ async def update_room(
     unknown = set(changes) - set(ROOM_SETTINGS)
     if unknown:
         raise ValueError(f"not a room setting: {sorted(unknown)}")
-    room = await session.scalar(select(Room).where(Room.id == room_id).with_for_update())
+    room = await rooms.lock_room(session, room_id)
     if room is None:
         raise NotFound(f"room {room_id}")
     before = _room_settings(room)
@@ -324,7 +309,7 @@ async def close_room(
     session: AsyncSession, live: LivePlay, actor: User, room_id: int, result: str, note: str
 ) -> AuditEntry:
     """Close a room: no new tables, its tables closed, their games ended with `result`."""
-    room = await session.scalar(select(Room).where(Room.id == room_id).with_for_update())
+    room = await rooms.lock_room(session, room_id)
     if room is None:
         raise NotFound(f"room {room_id}")
     if room.closed_at is not None:
@@ -358,7 +343,7 @@ async def close_room(
 
 
 async def _target_user(session: AsyncSession, actor: User, user_id: int, verb: str) -> User:
-    user = await session.scalar(select(User).where(User.id == user_id).with_for_update())
+    user = await accounts.lock_user(session, user_id)
     if user is None:
         raise NotFound(f"user {user_id}")
     if user.id == actor.id:
@@ -391,7 +376,7 @@ async def kick(
             raise Refused("table_closed", f"table {table_id} is closed")
         scope = [table_id]
     elif room_id is not None:
-        if await session.get(Room, room_id) is None:
+        if not await rooms.room_exists(session, room_id):
             raise NotFound(f"room {room_id}")
         scope = await _open_table_ids(session, room_id)
     else:
@@ -431,7 +416,7 @@ async def ban(
     if user.banned:
         raise Refused("already_banned", f"{user.name} is already banned")
     user.banned, user.ban_reason = True, note[:BAN_REASON_LENGTH]
-    await session.execute(delete(AuthToken).where(AuthToken.user_id == user_id))
+    await accounts.delete_tokens_of(session, user_id)
     entry = _audit(session, actor, "user.ban", "user", user_id, note, name=user.name)
     await session.commit()
     await _announce(
@@ -450,43 +435,14 @@ async def unban(session: AsyncSession, actor: User, user_id: int, note: str) -> 
     return entry
 
 
-@dataclass(frozen=True)
-class UserFilter:
-    name: str | None = None  # part of the name, any case
-    kind: str | None = None
-    role: str | None = None
-    banned: bool | None = None
-
-
 async def list_users(
     session: AsyncSession, flt: UserFilter, limit: int, offset: int
 ) -> tuple[list[User], int]:
     """Matching users by name, and how many match in all."""
-    query = select(User)
-    if flt.name:
-        query = query.where(func.lower(User.name).contains(flt.name.lower(), autoescape=True))
-    if flt.kind is not None:
-        query = query.where(User.kind == flt.kind)
-    if flt.role is not None:
-        query = query.where(User.role == flt.role)
-    if flt.banned is not None:
-        query = query.where(User.banned.is_(flt.banned))
-    total = await session.scalar(select(func.count()).select_from(query.subquery()))
-    users = await session.scalars(query.order_by(User.name).limit(limit).offset(offset))
-    return list(users.all()), int(total or 0)
+    return await accounts.list_users(session, flt, limit, offset)
 
 
 # --- the audit log -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AuditFilter:
-    actor: str | None = None  # the administrator's name
-    action: str | None = None  # `user.ban`, or a family: `user.`
-    target_type: str | None = None
-    target_id: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -501,36 +457,16 @@ class AuditPage:
     next_cursor: str | None
 
 
-def _audit_query(flt: AuditFilter) -> Select[AuditEntry, str]:
-    query = select(AuditEntry, User.name).outerjoin(User, User.id == AuditEntry.actor_id)
-    if flt.actor is not None:
-        query = query.where(func.lower(User.name) == flt.actor.lower())
-    if flt.action is not None:
-        if flt.action.endswith("."):
-            query = query.where(AuditEntry.action.startswith(flt.action, autoescape=True))
-        else:
-            query = query.where(AuditEntry.action == flt.action)
-    if flt.target_type is not None:
-        query = query.where(AuditEntry.target_type == flt.target_type)
-    if flt.target_id is not None:
-        query = query.where(AuditEntry.target_id == flt.target_id)
-    if flt.since is not None:
-        query = query.where(AuditEntry.at >= flt.since)
-    if flt.until is not None:
-        query = query.where(AuditEntry.at < flt.until)
-    return query
-
-
 async def audit_log(
     session: AsyncSession, flt: AuditFilter, limit: int, cursor: str | None = None
 ) -> AuditPage:
     """Entries newest first; `next_cursor` continues after the last one of the page."""
-    query = _audit_query(flt)
+    before_id = None
     if cursor is not None:
         if not (cursor.isascii() and cursor.isdigit() and int(cursor) <= MAX_ID):
             raise BadCursor()
-        query = query.where(AuditEntry.id < int(cursor))
-    rows = (await session.execute(query.order_by(AuditEntry.id.desc()).limit(limit + 1))).all()
+        before_id = int(cursor)
+    rows = await audit.entries(session, flt, limit + 1, before_id)
     records = [AuditRecord(entry, name) for entry, name in rows[:limit]]
     next_cursor = str(records[-1].entry.id) if len(rows) > limit else None
     return AuditPage(records, next_cursor)
@@ -551,40 +487,3 @@ async def others_load(
     """The other server processes alive (beating), and their load as of their last beat."""
     conn = await session.connection()
     return await heartbeat.others_load(conn, instance, utcnow(), interval)
-
-
-def moves_accepted() -> int:
-    """Moves this process has accepted since it started, all variants together."""
-    return int(
-        sum(
-            sample.value
-            for metric in MOVES_ACCEPTED.collect()
-            for sample in metric.samples
-            if sample.name.endswith("_total")
-        )
-    )
-
-
-class MoveRate:
-    """Moves accepted by this process in about the last minute, from samples of the counter.
-
-    Call `sample()` every few seconds; the figure covers a window from one minute to one minute
-    plus the sampling interval (less just after the process starts).
-    """
-
-    def __init__(self, window: float = MOVE_RATE_WINDOW_SECONDS) -> None:
-        self.window = window
-        self._samples: deque[tuple[float, int]] = deque()
-
-    def sample(self) -> None:
-        now = time.monotonic()
-        self._samples.append((now, moves_accepted()))
-        # Keep the newest sample that is at least a window old: the base of the count.
-        while len(self._samples) > 1 and self._samples[1][0] <= now - self.window:
-            self._samples.popleft()
-
-    def last_minute(self) -> tuple[int, float]:
-        """(moves, the seconds over which they were counted)."""
-        self.sample()
-        (start, first), (end, last) = self._samples[0], self._samples[-1]
-        return last - first, end - start

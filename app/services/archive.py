@@ -2,8 +2,8 @@
 
 Pages are ordered by (started_at, id) and continued with an opaque cursor holding the last row's
 key, so games that arrive while a client pages through the history never shift a page: nothing is
-skipped or repeated. A player's games are read as two index range scans (as Black, as White), each
-limited, then merged, which keeps a history page cheap even for a player with 100,000 games.
+skipped or repeated. The queries themselves are `app.db.archive`'s (a player's games read as two
+index range scans, merged); this module checks filters, looks names up and shapes the rows.
 """
 
 from __future__ import annotations
@@ -13,16 +13,21 @@ import binascii
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
-from sqlalchemy import ColumnElement, Row, Select, Subquery, func, or_, select, tuple_, union_all
-from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
-from app.db.models import MAX_ID, Game, GameTable, Move, Room, User
+from app.db import archive as stored
+from app.db import rooms
+from app.db.archive import RELATIVE as _RELATIVE
+from app.db.archive import Branches
+from app.db.archive import Colour as Colour
+from app.db.archive import GameFilter as GameFilter
+from app.db.archive import Order as Order
+from app.db.models import MAX_ID, User
 from app.rules import Game as RulesGame
 from app.rules import Result, RulesError, get_variant
 from app.rules.pdn import write_game
@@ -32,15 +37,7 @@ from app.services.visibility import ANYONE, Viewer, may_see, visible_to
 from app.status import GameStatus
 from app.timeutil import as_utc
 
-Order = Literal["desc", "asc"]
-Colour = Literal["black", "white"]
 RELATIVE_RESULTS = ("win", "loss", "draw")
-
-# What each relative result means in the PDN result of a game, seen from Black or from White.
-_RELATIVE = {
-    "black": {"win": Result.BLACK_WINS, "loss": Result.WHITE_WINS, "draw": Result.DRAW},
-    "white": {"win": Result.WHITE_WINS, "loss": Result.BLACK_WINS, "draw": Result.DRAW},
-}
 
 
 class ArchiveError(ServiceError):
@@ -50,24 +47,6 @@ class ArchiveError(ServiceError):
 class NotFoundError(ArchiveError):
     def __init__(self, message: str) -> None:
         super().__init__("not_found", message, http_status=404)
-
-
-@dataclass(frozen=True)
-class GameFilter:
-    """Every filter of the history and export endpoints; None means "any"."""
-
-    player: str | None = None
-    opponent: str | None = None
-    colour: Colour | None = None
-    variant: str | None = None
-    result: str | None = None  # a PDN result, or win/loss/draw relative to `player`
-    termination: str | None = None
-    room: str | None = None  # room slug
-    rated: bool | None = None
-    status: str | None = None
-    since: date | None = None  # inclusive, by start date (UTC)
-    until: date | None = None  # inclusive
-    min_plies: int | None = None
 
 
 @dataclass
@@ -161,7 +140,7 @@ def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
 class ResolvedFilter:
     """A filter with names turned into ids, split into one condition list per index to scan."""
 
-    branches: list[list[ColumnElement[bool]]]
+    branches: Branches
 
 
 async def _user(session: AsyncSession, name: str) -> User:
@@ -179,151 +158,28 @@ async def resolve_filter(
     together, NotFoundError for an unknown player or room. Done before an export starts
     streaming, so such errors are still proper error responses. Only games `viewer` may see
     match (`app.services.visibility`)."""
-    common: list[ColumnElement[bool]] = []
     visible = visible_to(viewer)
-    if flt.variant is not None:
-        common.append(Game.variant == flt.variant)
-    if flt.termination is not None:
-        common.append(Game.termination == flt.termination)
-    if flt.rated is not None:
-        common.append(Game.rated.is_(flt.rated))
-    if flt.status is not None:
-        common.append(Game.status == flt.status)
-    if flt.min_plies is not None:
-        common.append(Game.ply_count >= flt.min_plies)
-    if flt.since is not None:
-        common.append(Game.started_at >= datetime.combine(flt.since, time(), UTC))
-    if flt.until is not None and flt.until < date.max:
-        end = datetime.combine(flt.until + timedelta(days=1), time(), UTC)
-        common.append(Game.started_at < end)
     if flt.since is not None and flt.until is not None and flt.since > flt.until:
         raise ArchiveError("bad_request", "since must not be after until")
+    room_id = None
     if flt.room is not None:
-        room_id = await session.scalar(select(Room.id).where(Room.slug == flt.room))
+        room_id = await rooms.room_id_of(session, flt.room)
         if room_id is None:
             raise NotFoundError(f"no room {flt.room!r}")
-        common.append(Game.room_id == room_id)
 
     if flt.player is None:
         if flt.opponent is not None or flt.colour is not None:
             raise ArchiveError("bad_request", "opponent and colour need player")
         if flt.result in RELATIVE_RESULTS:
             raise ArchiveError("bad_request", f"result={flt.result} needs player")
-        if flt.result is not None:
-            common.append(Game.result == flt.result)
-        return ResolvedFilter([common if visible is None else [*common, visible]])
+        return ResolvedFilter(stored.game_branches(flt, room_id, visible))
 
     player_id = (await _user(session, flt.player)).id
     opponent_id = None if flt.opponent is None else (await _user(session, flt.opponent)).id
-    branches = []
-    for colour in ("black", "white"):
-        if flt.colour not in (None, colour):
-            continue
-        mine, theirs = (
-            (Game.black_id, Game.white_id) if colour == "black" else (Game.white_id, Game.black_id)
-        )
-        conds = [*common, mine == player_id]
-        if visible is not None and not viewer.sees_all_of(player_id):
-            # One's own history needs no check (and its count stays an index-only scan).
-            conds.append(visible)
-        if colour == "white" and flt.colour is None:
-            # A game with the player on both sides is listed once, from the Black scan (the
-            # White index holds black_id, so counting this branch stays index-only).
-            conds.append(or_(Game.black_id.is_(None), Game.black_id != player_id))
-        if opponent_id is not None:
-            conds.append(theirs == opponent_id)
-        if flt.result is not None:
-            conds.append(Game.result == _RELATIVE[colour].get(flt.result, flt.result))
-        branches.append(conds)
-    return ResolvedFilter(branches)
-
-
-def _keyset(order: Order, after: tuple[datetime, int] | None) -> list[ColumnElement[bool]]:
-    if after is None:
-        return []
-    key = tuple_(Game.started_at, Game.id)
-    bound = tuple_(*after)
-    return [key < bound if order == "desc" else key > bound]
-
-
-def _page_order(order: Order) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
-    if order == "desc":
-        return Game.started_at.desc(), Game.id.desc()
-    return Game.started_at.asc(), Game.id.asc()
-
-
-def _page(
-    resolved: ResolvedFilter, order: Order, after: tuple[datetime, int] | None, limit: int
-) -> Subquery:
-    """The ids and start times of the next `limit` matching games: one limited index scan per
-    branch, merged and limited again."""
-    parts = [
-        select(Game.id, Game.started_at)
-        .where(*conds, *_keyset(order, after))
-        .order_by(*_page_order(order))
-        .limit(limit)
-        .subquery()
-        for conds in resolved.branches
-    ]
-    if len(parts) == 1:
-        return parts[0]
-    merged = union_all(*(select(p.c.id, p.c.started_at) for p in parts)).subquery()
-    return (
-        select(merged.c.id, merged.c.started_at)
-        .order_by(*_page_order_of(merged, order))
-        .limit(limit)
-        .subquery()
-    )
-
-
-def _page_order_of(page: Subquery, order: Order) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
-    if order == "desc":
-        return page.c.started_at.desc(), page.c.id.desc()
-    return page.c.started_at.asc(), page.c.id.asc()
-
-
-async def _count(session: AsyncSession, resolved: ResolvedFilter) -> int:
-    """Matching games, counted per branch in one statement (each an index-only count for a
-    player's history)."""
-    counts = [
-        select(func.count()).select_from(Game).where(*conds).scalar_subquery()
-        for conds in resolved.branches
-    ]
-    row = (await session.execute(select(*counts))).one()
-    return sum(row)
-
-
-_Black = aliased(User)
-_White = aliased(User)
-_SUMMARY_COLUMNS = (
-    Game.id,
-    Game.variant,
-    Game.status,
-    Game.result,
-    Game.termination,
-    _Black.name,
-    _White.name,
-    Game.rated,
-    Room.slug,
-    Room.name,
-    Game.source,
-    Game.start_fen,
-    Game.clock_base_s,
-    Game.clock_increment_s,
-    Game.ply_count,
-    Game.started_at,
-    Game.last_move_at,
-    Game.finished_at,
-)
-
-
-def _summary_select(*extra: Any) -> Select[*tuple[Any, ...]]:
-    return (
-        select(*_SUMMARY_COLUMNS, *extra)
-        .outerjoin(_Black, _Black.id == Game.black_id)
-        .outerjoin(_White, _White.id == Game.white_id)
-        .outerjoin(Room, Room.id == Game.room_id)
-    )
+    if viewer.sees_all_of(player_id):
+        # One's own history needs no check (and its count stays an index-only scan).
+        visible = None
+    return ResolvedFilter(stored.player_branches(flt, room_id, player_id, opponent_id, visible))
 
 
 _SUMMARY_FIELDS = tuple(f.name for f in fields(GameSummary))
@@ -335,24 +191,6 @@ def _summary(row: Sequence[Any]) -> dict[str, Any]:
         if values[key] is not None:
             values[key] = as_utc(values[key])
     return values
-
-
-async def _page_rows(
-    session: AsyncSession,
-    resolved: ResolvedFilter,
-    order: Order,
-    after: tuple[datetime, int] | None,
-    limit: int,
-    *extra: Any,
-) -> list[Row[Any]]:
-    """The summary columns (then `extra`) of the next `limit` games, in page order."""
-    page = _page(resolved, order, after, limit)
-    stmt = (
-        _summary_select(*extra)
-        .join(page, page.c.id == Game.id)
-        .order_by(*_page_order_of(page, order))
-    )
-    return list(await session.execute(stmt))
 
 
 async def list_games(
@@ -371,58 +209,21 @@ async def list_games(
     resolved = await resolve_filter(session, flt, viewer)
     games = [
         GameSummary(**_summary(row))
-        for row in await _page_rows(session, resolved, order, after, limit + 1)
+        for row in await stored.page_rows(session, resolved.branches, order, after, limit + 1)
     ]
     next_cursor = None
     if len(games) > limit:
         games = games[:limit]
         next_cursor = encode_cursor(order, games[-1].started_at, games[-1].id)
-    total = await _count(session, resolved) if with_total else None
+    total = await stored.count(session, resolved.branches) if with_total else None
     return GamePage(games, next_cursor, total)
-
-
-_MoveLists = tuple[list[str], list[int | None], list[datetime | None]]
-
-
-async def _moves_of(
-    session: AsyncSession, ids: list[int], with_times: bool
-) -> dict[int, _MoveLists]:
-    """The moves of the given games (move times only `with_times`: an export does without).
-    Postgres folds each game's plies into arrays: one row per game instead of one per ply."""
-    moves: dict[int, _MoveLists] = {game_id: ([], [], []) for game_id in ids}
-    if session.get_bind().dialect.name == "postgresql":
-        columns: list[ColumnElement[Any]] = [
-            func.array_agg(aggregate_order_by(column, Move.ply))
-            for column in (Move.move, Move.clock_ms, Move.played_at)[: 3 if with_times else 2]
-        ]
-        rows = await session.execute(
-            select(Move.game_id, *columns).where(Move.game_id.in_(ids)).group_by(Move.game_id)
-        )
-        for game_id, texts, clocks, *times in rows:
-            moves[game_id] = (
-                list(texts),
-                list(clocks),
-                list(times[0]) if with_times else [None] * len(texts),
-            )
-        return moves
-    ply_rows = await session.execute(
-        select(Move.game_id, Move.move, Move.clock_ms, Move.played_at)
-        .where(Move.game_id.in_(ids))
-        .order_by(Move.game_id, Move.ply)
-    )
-    for game_id, text, clock_ms, played_at in ply_rows:
-        game_texts, game_clocks, game_times = moves[game_id]
-        game_texts.append(text)
-        game_clocks.append(clock_ms)
-        game_times.append(None if played_at is None or not with_times else as_utc(played_at))
-    return moves
 
 
 async def _records(
     session: AsyncSession, rows: Sequence[Row[Any]], with_times: bool = True
 ) -> list[GameRecord]:
     """Summary rows with the tags column last, completed with their moves."""
-    moves = await _moves_of(session, [row[0] for row in rows], with_times)
+    moves = await stored.moves_of(session, [row[0] for row in rows], with_times)
     records = []
     for row in rows:
         texts, clocks, times = moves[row[0]]
@@ -441,22 +242,16 @@ async def _records(
 async def get_game(session: AsyncSession, game_id: int, viewer: Viewer = ANYONE) -> GameRecord:
     """One game with its moves; NotFoundError, as for a game that does not exist, when
     `viewer` may not see it."""
-    seen = (
-        await session.execute(
-            select(Game.black_id, Game.white_id, GameTable.is_private, GameTable.invite_code)
-            .outerjoin(GameTable, GameTable.id == Game.table_id)
-            .where(Game.id == game_id)
-        )
-    ).first()
+    seen = await stored.game_privacy(session, game_id)
     if seen is None or not may_see(
         viewer,
         black_id=seen[0],
         white_id=seen[1],
-        private=bool(seen[2]),
+        private=seen[2],
         invite_code=seen[3],
     ):
         raise NotFoundError(f"no game {game_id}")
-    rows = list(await session.execute(_summary_select(Game.tags).where(Game.id == game_id)))
+    rows = await stored.game_rows(session, game_id)
     if not rows:
         raise NotFoundError(f"no game {game_id}")
     return (await _records(session, rows))[0]
@@ -476,7 +271,7 @@ async def iter_games(
     remaining = max_games
     while remaining is None or remaining > 0:
         size = batch_size if remaining is None else min(batch_size, remaining)
-        rows = await _page_rows(session, resolved, order, after, size, Game.tags)
+        rows = await stored.page_rows(session, resolved.branches, order, after, size, stored.TAGS)
         if not rows:
             return
         records = await _records(session, rows, with_times=False)
@@ -521,17 +316,9 @@ async def player_profile(
     visible = None if viewer.sees_all_of(user.id) else visible_to(viewer)
     stats: dict[str, VariantStats] = {}
     last_game: datetime | None = None
-    for colour, mine in (("black", Game.black_id), ("white", Game.white_id)):
-        conds = [mine == user.id]
-        if colour == "white":
-            conds.append(or_(Game.black_id.is_(None), Game.black_id != user.id))
-        if visible is not None:
-            conds.append(visible)
-        rows = await session.execute(
-            select(Game.variant, Game.status, Game.result, func.count(), func.max(Game.started_at))
-            .where(*conds)
-            .group_by(Game.variant, Game.status, Game.result)
-        )
+    colours: tuple[Colour, ...] = ("black", "white")
+    for colour in colours:
+        rows = await stored.player_totals(session, user.id, colour, visible)
         for variant, status, result, count, latest in rows:
             entry = stats.setdefault(variant, VariantStats())
             entry.games += count

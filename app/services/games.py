@@ -11,20 +11,18 @@ transaction that changes it, so it holds whichever process the players are on.
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import time
 from dataclasses import replace
 from typing import Any
 
-from prometheus_client import Counter
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import games as stored_games
 from app.db.models import Game as GameRow
 from app.db.table_log import Executor, StoredEvent
-from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
+from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
 from app.services import events, heartbeat
 from app.services.clocks import GameClock
@@ -43,12 +41,6 @@ from app.status import GameStatus
 from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
-
-
-@functools.cache
-def _accepted(variant: str) -> Counter:
-    """The accepted-moves counter of a variant (looking labels up costs more than counting)."""
-    return MOVES_ACCEPTED.labels(variant)
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -431,7 +423,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             raise PlayError("server_error", "the move could not be stored; try again") from exc
         if stored is None:
             raise await _refused_stale(live, lg)
-        _accepted(lg.variant).inc()
+        live.moves.accepted(lg.variant)
         lg.clock = clock
         if lg.draw_offer is colour.other:
             lg.draw_offer = None  # answering an offer with a move declines it

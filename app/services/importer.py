@@ -21,10 +21,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db.models import Game, Move, User
+from app.db import accounts, imports
 from app.rules import Color, Result, RulesError
 from app.rules.pdn import PdnError, PdnGame
 from app.rules.record import replay_record
@@ -224,49 +223,43 @@ class Importer:
         missing = names - self._user_ids.keys()
         if not missing:
             return
-        rows = await session.execute(select(User.name, User.id).where(User.name.in_(missing)))
-        self._user_ids.update({name: user_id for name, user_id in rows})
-        users = [User(name=name, kind="imported") for name in missing - self._user_ids.keys()]
-        session.add_all(users)
-        await session.flush()
-        self._user_ids.update((user.name, user.id) for user in users)
+        self._user_ids.update(await accounts.ids_of(session, missing))
+        new = [name for name in missing if name not in self._user_ids]
+        self._user_ids.update(await accounts.add_imported_users(session, new))
 
-    def _game_row(self, checked: CheckedGame, now: datetime) -> Game:
+    def _game_row(self, checked: CheckedGame, now: datetime) -> dict[str, Any]:
         started = checked.played_on or now
-        return Game(
-            variant=checked.variant,
-            black_id=None if checked.black is None else self._user_ids[checked.black],
-            white_id=None if checked.white is None else self._user_ids[checked.white],
-            start_fen=checked.start_fen,
-            status=GameStatus.FINISHED,
-            result=checked.result,
-            termination=checked.termination,
-            ply_count=len(checked.moves),
-            source="import",
-            import_key=checked.import_key,
-            tags=checked.tags,
-            started_at=started,
-            finished_at=started,
-        )
+        return {
+            "variant": checked.variant,
+            "black_id": None if checked.black is None else self._user_ids[checked.black],
+            "white_id": None if checked.white is None else self._user_ids[checked.white],
+            "start_fen": checked.start_fen,
+            "status": GameStatus.FINISHED,
+            "result": checked.result,
+            "termination": checked.termination,
+            "ply_count": len(checked.moves),
+            "source": "import",
+            "import_key": checked.import_key,
+            "tags": checked.tags,
+            "started_at": started,
+            "finished_at": started,
+        }
 
     async def _store(self, batch: list[CheckedGame]) -> None:
         now = utcnow()
         async with self._sessionmaker() as session, session.begin():
-            keys = [g.import_key for g in batch]
-            query = select(Game.import_key).where(Game.import_key.in_(keys))
-            existing = set(await session.scalars(query))
+            existing = await imports.known_keys(session, [g.import_key for g in batch])
             fresh = [g for g in batch if g.import_key not in existing]
             self.report.duplicates += len(batch) - len(fresh)
             names = {n for g in fresh for n in (g.black, g.white) if n is not None}
             await self._users(session, names)
-            games = [self._game_row(checked, now) for checked in fresh]
-            session.add_all(games)
-            await session.flush()
+            games = await imports.add_games(
+                session, [self._game_row(checked, now) for checked in fresh]
+            )
             move_rows: list[dict[str, Any]] = [
                 {"game_id": game.id, "ply": ply, "move": text, "played_at": game.started_at}
                 for checked, game in zip(fresh, games, strict=True)
                 for ply, text in enumerate(checked.moves, start=1)
             ]
-            if move_rows:
-                await session.execute(insert(Move), move_rows)
+            await imports.add_moves(session, move_rows)
             self.report.imported += len(fresh)

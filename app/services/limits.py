@@ -6,7 +6,8 @@ account): `INSERT … ON CONFLICT (key) DO UPDATE` creates or locks the row in o
 (PostgreSQL locks the row it conflicts with until the commit; SQLite runs one write
 transaction at a time), so of many concurrent attempts each sees the ones before it and no
 more than the limit go on. Rows are locked in key order, so two attempts never wait for each
-other in a cycle; pruning skips locked rows, so it never waits at all.
+other in a cycle; pruning skips locked rows, so it never waits at all. Those statements are
+`app.db.limits`; this module decides what the counts mean.
 
 Two ways of counting:
 
@@ -29,31 +30,18 @@ from before, and is never locked out by strangers.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.models import RateLimit
+from app.db import limits as stored
+from app.db.limits import Counter
 from app.timeutil import as_utc, utcnow
 
 KEY_PART_LENGTH = 64  # of an address or a name in a key (rate_limits.key holds 160)
-PRUNE_BATCH = 500
 MAX_DOUBLINGS = 40  # 2**40 windows is far beyond any cap
-
-
-@dataclass
-class Counter:
-    """A `rate_limits` row as locked for this transaction."""
-
-    key: str
-    hits: float
-    at: datetime | None
-    trusted_until: datetime | None
 
 
 @dataclass(frozen=True)
@@ -84,21 +72,6 @@ def _key(kind: str, *parts: str) -> str:
     return kind + ":" + "/".join(part[:KEY_PART_LENGTH] for part in parts)
 
 
-async def _lock(session: AsyncSession, keys: Iterable[str], now: datetime) -> dict[str, Counter]:
-    """Create or lock the counters `keys` for the rest of the transaction, in key order."""
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    counters = {}
-    for key in sorted(set(keys)):
-        new = insert(RateLimit).values(key=key, hits=0.0, expires_at=now)
-        upsert = new.on_conflict_do_update(
-            index_elements=[RateLimit.key], set_={"key": new.excluded.key}
-        ).returning(RateLimit.hits, RateLimit.at, RateLimit.trusted_until)
-        row = (await session.execute(upsert)).one()
-        counters[key] = Counter(key, row.hits, row.at, row.trusted_until)
-    return counters
-
-
 async def _store(
     session: AsyncSession,
     counter: Counter,
@@ -106,27 +79,12 @@ async def _store(
 ) -> None:
     if counter.trusted_until is not None:
         expires_at = max(expires_at, as_utc(counter.trusted_until))
-    await session.execute(
-        update(RateLimit)
-        .where(RateLimit.key == counter.key)
-        .values(
-            hits=counter.hits,
-            at=counter.at,
-            trusted_until=counter.trusted_until,
-            expires_at=expires_at,
-        )
-    )
+    await stored.store(session, counter, expires_at)
 
 
 async def prune(session: AsyncSession) -> None:
     """Delete counters that no longer hold anything (a batch; each attempt prunes again)."""
-    expired = (
-        select(RateLimit.key)
-        .where(RateLimit.expires_at < utcnow())
-        .limit(PRUNE_BATCH)
-        .with_for_update(skip_locked=True)
-    )
-    await session.execute(delete(RateLimit).where(RateLimit.key.in_(expired)))
+    await stored.prune(session, utcnow())
     await session.commit()
 
 
@@ -137,7 +95,7 @@ async def take(session: AsyncSession, kind: str, address: str, bucket: Bucket) -
     """Count one more `kind` (say, a guest account) for `address` and commit; or, when its
     bucket is full, change nothing and return the seconds to wait."""
     now = utcnow()
-    counter = (await _lock(session, [_key(kind, address)], now)).popitem()[1]
+    counter = (await stored.lock(session, [_key(kind, address)], now)).popitem()[1]
     level = bucket.level(counter, now)
     retry_after = bucket.wait(level)
     if retry_after is not None:
@@ -153,7 +111,7 @@ async def take(session: AsyncSession, kind: str, address: str, bucket: Bucket) -
 async def give_back(session: AsyncSession, kind: str, address: str, bucket: Bucket) -> None:
     """Undo one `take` whose attempt came to nothing (a name found taken after all)."""
     now = utcnow()
-    counter = (await _lock(session, [_key(kind, address)], now)).popitem()[1]
+    counter = (await stored.lock(session, [_key(kind, address)], now)).popitem()[1]
     level = max(0.0, bucket.level(counter, now) - 1)
     counter.hits, counter.at = level, now
     await _store(session, counter, bucket.empty_at(level, now))
@@ -179,7 +137,7 @@ async def _lock_login(
         _key("login-address", address),
         _key("login-name", name),
     )
-    counters = await _lock(session, keys, now)
+    counters = await stored.lock(session, keys, now)
     return LoginCounters(*(counters[key] for key in keys))
 
 

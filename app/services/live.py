@@ -32,6 +32,7 @@ from app.services import events
 from app.services.clocks import GameClock
 from app.services.commits import MoveWriter
 from app.services.errors import ServiceError
+from app.services.move_rate import MoveRate
 from app.status import GameStatus, TableState, TableStatus
 
 logger = logging.getLogger(__name__)
@@ -190,6 +191,7 @@ class LivePlay:
         self.broker = broker
         self.settings = settings
         self.writer = MoveWriter(db)
+        self.moves = MoveRate()  # moves this process accepted lately (`games.play` counts)
         self.instance = ""  # this process's heartbeat id, set once it beats
         self.games: dict[int, LiveGame] = {}
         # A lock lives while someone holds or awaits it, so these do not grow with history.

@@ -4,18 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from app.db.models import Room
-
-
-async def find_room(session: AsyncSession, ref: str | int, *, lock: bool = False) -> Room | None:
-    """A room by id or slug; with `lock`, locked until the transaction ends (PostgreSQL)."""
-    query = select(Room).where(Room.id == ref if isinstance(ref, int) else Room.slug == ref)
-    if lock:  # FOR NO KEY UPDATE: other rows may still refer to the room meanwhile
-        query = query.with_for_update(key_share=True)
-    return await session.scalar(query)
+from app.db.rooms import find_room as find_room
 
 
 def room_payload(room: Room) -> dict[str, Any]:

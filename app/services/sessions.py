@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from sqlalchemy import select
-
+from app.db import accounts as stored
 from app.db.engine import Database
-from app.db.models import AuthToken
 from app.services.live import CONTROL_CHANNEL, LivePlay
 from app.timeutil import as_utc, utcnow
 
@@ -38,12 +36,8 @@ async def lapsed(db: Database, token_hashes: Collection[str]) -> dict[str, str]:
     async with db.session() as session:
         for start in range(0, len(wanted), BATCH):
             batch = wanted[start : start + BATCH]
-            rows = await session.execute(
-                select(AuthToken.token_hash, AuthToken.expires_at).where(
-                    AuthToken.token_hash.in_(batch)
-                )
-            )
-            known = {token_hash: as_utc(expires_at) for token_hash, expires_at in rows.all()}
+            expiries = await stored.token_expiries(session, batch)
+            known = {token_hash: as_utc(expires_at) for token_hash, expires_at in expiries.items()}
             for token_hash in batch:
                 expires_at = known.get(token_hash)
                 if expires_at is None:

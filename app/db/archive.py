@@ -1,0 +1,309 @@
+"""Reads of the game archive: the filtered, keyset-paged queries of history and export.
+
+Only reads. A filter becomes one list of conditions per index to scan (`Branches`): a player's
+games are two index range scans (as Black, as White), each limited, then merged, which keeps a
+history page cheap even for a player with 100,000 games (docs/benchmarks.md, Archive). Rows come
+back as the columns of `SUMMARY_COLUMNS` (then any extra ones asked for); turning them into
+summaries and records is `app.services.archive`'s business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import ColumnElement, Row, Select, Subquery, func, or_, select, tuple_, union_all
+from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from app.db.models import Game, GameTable, Move, Room, User
+from app.rules import Result
+from app.timeutil import as_utc
+
+Order = Literal["desc", "asc"]
+Colour = Literal["black", "white"]
+Branches = list[list[ColumnElement[bool]]]  # one condition list per index scan, OR-ed
+
+# What each relative result means in the PDN result of a game, seen from Black or from White.
+RELATIVE = {
+    "black": {"win": Result.BLACK_WINS, "loss": Result.WHITE_WINS, "draw": Result.DRAW},
+    "white": {"win": Result.WHITE_WINS, "loss": Result.BLACK_WINS, "draw": Result.DRAW},
+}
+
+
+@dataclass(frozen=True)
+class GameFilter:
+    """Every filter of the history and export endpoints; None means "any"."""
+
+    player: str | None = None
+    opponent: str | None = None
+    colour: Colour | None = None
+    variant: str | None = None
+    result: str | None = None  # a PDN result, or win/loss/draw relative to `player`
+    termination: str | None = None
+    room: str | None = None  # room slug
+    rated: bool | None = None
+    status: str | None = None
+    since: date | None = None  # inclusive, by start date (UTC)
+    until: date | None = None  # inclusive
+    min_plies: int | None = None
+
+
+def _common(flt: GameFilter, room_id: int | None) -> list[ColumnElement[bool]]:
+    """The conditions on the game's own columns."""
+    common: list[ColumnElement[bool]] = []
+    if flt.variant is not None:
+        common.append(Game.variant == flt.variant)
+    if flt.termination is not None:
+        common.append(Game.termination == flt.termination)
+    if flt.rated is not None:
+        common.append(Game.rated.is_(flt.rated))
+    if flt.status is not None:
+        common.append(Game.status == flt.status)
+    if flt.min_plies is not None:
+        common.append(Game.ply_count >= flt.min_plies)
+    if flt.since is not None:
+        common.append(Game.started_at >= datetime.combine(flt.since, time(), UTC))
+    if flt.until is not None and flt.until < date.max:
+        end = datetime.combine(flt.until + timedelta(days=1), time(), UTC)
+        common.append(Game.started_at < end)
+    if room_id is not None:
+        common.append(Game.room_id == room_id)
+    return common
+
+
+def game_branches(
+    flt: GameFilter, room_id: int | None, visible: ColumnElement[bool] | None
+) -> Branches:
+    """The one scan of a filter without a player (`flt.result` a PDN result); `visible` is the
+    condition a game must also meet, if any."""
+    common = _common(flt, room_id)
+    if flt.result is not None:
+        common.append(Game.result == flt.result)
+    return [common if visible is None else [*common, visible]]
+
+
+def player_branches(
+    flt: GameFilter,
+    room_id: int | None,
+    player_id: int,
+    opponent_id: int | None,
+    visible: ColumnElement[bool] | None,
+) -> Branches:
+    """A player's games: one scan per colour `flt.colour` allows; `flt.result` may be relative
+    (win/loss/draw); `visible` is the condition a game must also meet, if any."""
+    common = _common(flt, room_id)
+    branches = []
+    for colour in ("black", "white"):
+        if flt.colour not in (None, colour):
+            continue
+        mine, theirs = (
+            (Game.black_id, Game.white_id) if colour == "black" else (Game.white_id, Game.black_id)
+        )
+        conds = [*common, mine == player_id]
+        if visible is not None:
+            conds.append(visible)
+        if colour == "white" and flt.colour is None:
+            # A game with the player on both sides is listed once, from the Black scan (the
+            # White index holds black_id, so counting this branch stays index-only).
+            conds.append(or_(Game.black_id.is_(None), Game.black_id != player_id))
+        if opponent_id is not None:
+            conds.append(theirs == opponent_id)
+        if flt.result is not None:
+            conds.append(Game.result == RELATIVE[colour].get(flt.result, flt.result))
+        branches.append(conds)
+    return branches
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+
+def _keyset(order: Order, after: tuple[datetime, int] | None) -> list[ColumnElement[bool]]:
+    if after is None:
+        return []
+    key = tuple_(Game.started_at, Game.id)
+    bound = tuple_(*after)
+    return [key < bound if order == "desc" else key > bound]
+
+
+def _page_order(order: Order) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    if order == "desc":
+        return Game.started_at.desc(), Game.id.desc()
+    return Game.started_at.asc(), Game.id.asc()
+
+
+def _page(
+    branches: Branches, order: Order, after: tuple[datetime, int] | None, limit: int
+) -> Subquery:
+    """The ids and start times of the next `limit` matching games: one limited index scan per
+    branch, merged and limited again."""
+    parts = [
+        select(Game.id, Game.started_at)
+        .where(*conds, *_keyset(order, after))
+        .order_by(*_page_order(order))
+        .limit(limit)
+        .subquery()
+        for conds in branches
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    merged = union_all(*(select(p.c.id, p.c.started_at) for p in parts)).subquery()
+    return (
+        select(merged.c.id, merged.c.started_at)
+        .order_by(*_page_order_of(merged, order))
+        .limit(limit)
+        .subquery()
+    )
+
+
+def _page_order_of(page: Subquery, order: Order) -> tuple[ColumnElement[Any], ColumnElement[Any]]:
+    if order == "desc":
+        return page.c.started_at.desc(), page.c.id.desc()
+    return page.c.started_at.asc(), page.c.id.asc()
+
+
+async def count(session: AsyncSession, branches: Branches) -> int:
+    """Matching games, counted per branch in one statement (each an index-only count for a
+    player's history)."""
+    counts = [
+        select(func.count()).select_from(Game).where(*conds).scalar_subquery() for conds in branches
+    ]
+    row = (await session.execute(select(*counts))).one()
+    return sum(row)
+
+
+_Black = aliased(User)
+_White = aliased(User)
+# id, variant, status, result, termination, black, white, rated, room slug, room name, source,
+# start_fen, clock base and increment, plies, started_at, last_move_at, finished_at.
+SUMMARY_COLUMNS = (
+    Game.id,
+    Game.variant,
+    Game.status,
+    Game.result,
+    Game.termination,
+    _Black.name,
+    _White.name,
+    Game.rated,
+    Room.slug,
+    Room.name,
+    Game.source,
+    Game.start_fen,
+    Game.clock_base_s,
+    Game.clock_increment_s,
+    Game.ply_count,
+    Game.started_at,
+    Game.last_move_at,
+    Game.finished_at,
+)
+TAGS = Game.tags
+
+
+def _summary_select(*extra: Any) -> Select[*tuple[Any, ...]]:
+    return (
+        select(*SUMMARY_COLUMNS, *extra)
+        .outerjoin(_Black, _Black.id == Game.black_id)
+        .outerjoin(_White, _White.id == Game.white_id)
+        .outerjoin(Room, Room.id == Game.room_id)
+    )
+
+
+async def page_rows(
+    session: AsyncSession,
+    branches: Branches,
+    order: Order,
+    after: tuple[datetime, int] | None,
+    limit: int,
+    *extra: Any,
+) -> list[Row[Any]]:
+    """The summary columns (then `extra`) of the next `limit` games, in page order."""
+    page = _page(branches, order, after, limit)
+    stmt = (
+        _summary_select(*extra)
+        .join(page, page.c.id == Game.id)
+        .order_by(*_page_order_of(page, order))
+    )
+    return list(await session.execute(stmt))
+
+
+# --- one game ------------------------------------------------------------------------------
+
+
+async def game_privacy(
+    session: AsyncSession, game_id: int
+) -> tuple[int | None, int | None, bool, str | None] | None:
+    """(black_id, white_id, at a private table, its invite code) of a game; None if none."""
+    seen = (
+        await session.execute(
+            select(Game.black_id, Game.white_id, GameTable.is_private, GameTable.invite_code)
+            .outerjoin(GameTable, GameTable.id == Game.table_id)
+            .where(Game.id == game_id)
+        )
+    ).first()
+    if seen is None:
+        return None
+    return seen[0], seen[1], bool(seen[2]), seen[3]
+
+
+async def game_rows(session: AsyncSession, game_id: int) -> list[Row[Any]]:
+    """The summary columns, then the tags, of one game (no row if there is no such game)."""
+    return list(await session.execute(_summary_select(TAGS).where(Game.id == game_id)))
+
+
+MoveLists = tuple[list[str], list[int | None], list[datetime | None]]
+
+
+async def moves_of(session: AsyncSession, ids: list[int], with_times: bool) -> dict[int, MoveLists]:
+    """The moves of the given games (move times only `with_times`: an export does without).
+    Postgres folds each game's plies into arrays: one row per game instead of one per ply."""
+    moves: dict[int, MoveLists] = {game_id: ([], [], []) for game_id in ids}
+    if session.get_bind().dialect.name == "postgresql":
+        columns: list[ColumnElement[Any]] = [
+            func.array_agg(aggregate_order_by(column, Move.ply))
+            for column in (Move.move, Move.clock_ms, Move.played_at)[: 3 if with_times else 2]
+        ]
+        rows = await session.execute(
+            select(Move.game_id, *columns).where(Move.game_id.in_(ids)).group_by(Move.game_id)
+        )
+        for game_id, texts, clocks, *times in rows:
+            moves[game_id] = (
+                list(texts),
+                list(clocks),
+                list(times[0]) if with_times else [None] * len(texts),
+            )
+        return moves
+    ply_rows = await session.execute(
+        select(Move.game_id, Move.move, Move.clock_ms, Move.played_at)
+        .where(Move.game_id.in_(ids))
+        .order_by(Move.game_id, Move.ply)
+    )
+    for game_id, text, clock_ms, played_at in ply_rows:
+        game_texts, game_clocks, game_times = moves[game_id]
+        game_texts.append(text)
+        game_clocks.append(clock_ms)
+        game_times.append(None if played_at is None or not with_times else as_utc(played_at))
+    return moves
+
+
+# --- players -------------------------------------------------------------------------------
+
+
+async def player_totals(
+    session: AsyncSession, player_id: int, colour: Colour, visible: ColumnElement[bool] | None
+) -> list[Row[*tuple[Any, ...]]]:
+    """(variant, status, result, games, latest start) of a player's games as `colour` (as White,
+    those against someone else only: a game against oneself counts once, as Black)."""
+    mine = Game.black_id if colour == "black" else Game.white_id
+    conds = [mine == player_id]
+    if colour == "white":
+        conds.append(or_(Game.black_id.is_(None), Game.black_id != player_id))
+    if visible is not None:
+        conds.append(visible)
+    rows = await session.execute(
+        select(Game.variant, Game.status, Game.result, func.count(), func.max(Game.started_at))
+        .where(*conds)
+        .group_by(Game.variant, Game.status, Game.result)
+    )
+    return list(rows)
