@@ -196,6 +196,7 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
                     "chat_max_length": settings.chat_max_length,
                     "messages_per_second": settings.ws_messages_per_second,
                     "burst": conn.messages.burst,
+                    "first_move_seconds": settings.first_move_seconds,
                 },
             }
         )

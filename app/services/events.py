@@ -50,6 +50,7 @@ class MoveEvent(TypedDict):
     clocks: Clocks | None
     legal_moves: list[str]
     at: float
+    first_move_deadline: int | None  # Unix ms: the next side's first move is due (ply 1 only)
 
 
 class GameEnded(TypedDict):
@@ -142,9 +143,12 @@ def move(
     clocks: Clocks | None,
     legal_moves: list[str],
     at: float,
+    first_move_deadline: float | None = None,
 ) -> MoveEvent:
     """`at`: when the move was made, Unix milliseconds to the microsecond (the running clock's
-    start: with `clocks`, what another process needs to follow the game without reading it)."""
+    start: with `clocks`, what another process needs to follow the game without reading it).
+    `first_move_deadline` (Unix seconds): after the first move, when the other side's first
+    move is due."""
     return {
         "type": "move",
         "table": table_id,
@@ -156,7 +160,13 @@ def move(
         "clocks": clocks,
         "legal_moves": legal_moves,
         "at": round(at * 1000, 3),
+        "first_move_deadline": unix_ms(first_move_deadline),
     }
+
+
+def unix_ms(at: float | None) -> int | None:
+    """Unix seconds as the protocol's whole milliseconds (None stays None)."""
+    return None if at is None else int(at * 1000)
 
 
 def game_ended(

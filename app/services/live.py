@@ -82,6 +82,8 @@ class LiveGame:
     draw_offer: Color | None = None  # the standing offer, as last read or written here
     # Unix seconds since which a player has had no connection, as last read or written here.
     away: dict[Color, float] = field(default_factory=dict)
+    # Unix seconds by which the side to move must make its first move (None from ply 2 on).
+    first_move_deadline: float | None = None
     timer: asyncio.TimerHandle | None = None
     # The game's lock (`LivePlay.game_lock`), held here while the game is cached so that it is
     # not made anew for every move.

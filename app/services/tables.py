@@ -240,7 +240,8 @@ async def _create_game(
             source="live",
             started_at=started,
             last_move_at=started,
-            deadline_at=as_datetime(now + base_ms / 1000) if base_ms is not None else None,
+            # No clock runs before both sides' first moves: the first side's is due.
+            deadline_at=as_datetime(now + live.settings.first_move_seconds),
         )
         .returning(GameRow.id)
     )
@@ -263,6 +264,7 @@ async def _create_game(
         white=white,
         game=Game(get_variant(table.variant), start_fen=table.start_fen),
         clock=clock,
+        first_move_deadline=now + live.settings.first_move_seconds,
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
     table.game_id, table.game_status = game_id, GameStatus.PLAYING

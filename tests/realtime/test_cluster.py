@@ -45,7 +45,7 @@ async def test_a_flag_falls_once_across_servers(two_servers: list[Served]) -> No
     one, two = two_servers
     async with guest(one.url) as a, guest(two.url) as b:
         match = await start_game(a, b, clock={"base": 1, "increment": 0})
-        await match.play("11-15")
+        await match.play("11-15", "22-18")  # the clocks run from here
         assert (await a.expect("game_ended"))["termination"] == "timeout"
         await b.expect("game_ended")
         for client in (a, b):
