@@ -343,10 +343,11 @@ class LivePlay:
         return events.table_update(table.id, self.table_payload(table))
 
     async def publish_lobby(self, table: TableInfo) -> None:
-        """Tell the lobby (if the table is public) that the table changed."""
+        """Tell the lobby (if the table is public) that the table changed: it lists tables that
+        wait for a player or play; one closed or whose game ended leaves it."""
         if table.private:
             return
-        if table.closed:
+        if table.status in (TableState.CLOSED, TableState.FINISHED):
             event = {"type": "lobby_table_removed", "room": table.room_id, "table": table.id}
         else:
             event = {

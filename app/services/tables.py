@@ -20,7 +20,7 @@ from app.db.models import Game as GameRow
 from app.db.models import GameTable, Presence, Room, User
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, get_variant
-from app.services import absences, events, games, heartbeat
+from app.services import absences, attendance, events, games, heartbeat
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
     LiveGame,
@@ -36,6 +36,7 @@ from app.status import GameStatus, TableState, TableStatus
 from app.timeutil import as_datetime
 
 COLOURS = ("black", "white", "random")
+LISTED = (TableState.OPEN, TableState.PLAYING)  # what the lobby shows
 SNAPSHOT_EVENTS = 500  # a resume that missed more than this gets a snapshot instead
 
 
@@ -379,6 +380,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             table.closed = True
             values |= {"status": TableStatus.CLOSED, "closed_at": now}
         await session.execute(update(GameTable).where(GameTable.id == table_id).values(values))
+        await attendance.forget(session, table_id, None if table.closed else user.id)
         out: list[events.TableEvent] = [live.table_update(table)]
         if table.closed:
             out.append(events.table_closed(table_id, "everyone left"))
@@ -461,6 +463,7 @@ async def record_closing(
         .where(GameTable.id == table_id)
         .values(status=TableStatus.CLOSED, closed_at=now, guest_id=None, rematch=None)
     )
+    await attendance.forget(db, table_id)
     table = await read_table(db, table_id)
     assert table is not None
     return await live.record(
@@ -475,7 +478,8 @@ async def record_closing(
 
 
 async def lobby(live: LivePlay) -> list[dict[str, Any]]:
-    """Every listed room with its public tables that wait for a player or play."""
+    """Every listed room with its public tables that wait for a player or play (a table
+    whose game ended is kept for its players' rematch, but no longer listed)."""
     async with live.db.session() as session:
         rooms = (
             await session.scalars(select(Room).where(Room.is_listed.is_(True)).order_by(Room.id))
@@ -488,5 +492,6 @@ async def lobby(live: LivePlay) -> list[dict[str, Any]]:
             GameTable.room_id.in_(list(by_room)),
         )
         for table in listed:  # one query, however many tables (a snapshot per new subscriber)
-            by_room[table.room_id].append(live.table_payload(table))
+            if table.status in LISTED:
+                by_room[table.room_id].append(live.table_payload(table))
     return [room_payload(room) | {"tables": by_room[room.id]} for room in rooms]

@@ -4,8 +4,12 @@ and refused moves are explained in plain words."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import httpx
+
 from tests.support.server import Served
-from tests.support.ws import guest, start_game
+from tests.support.ws import Client, connect, guest, guest_token, start_game
 
 
 async def test_no_clock_runs_before_both_first_moves(server: Served) -> None:
@@ -32,3 +36,79 @@ async def test_no_clock_runs_before_both_first_moves(server: Served) -> None:
         await watcher.send(type="watch", table=match.table["id"])
         game = (await watcher.expect("table"))["game"]
         assert game["clock_running"] is True and game["first_move_deadline"] is None
+
+
+async def listed(lobby: Client, table_id: int) -> dict[str, Any] | None:
+    """The table as a fresh lobby snapshot lists it (None if it is not listed)."""
+    await lobby.send(type="subscribe_lobby")
+    rooms = (await lobby.expect("lobby"))["rooms"]
+    return next((t for r in rooms for t in r["tables"] if t["id"] == table_id), None)
+
+
+async def test_a_host_who_stops_watching_a_waiting_table_is_stood_up(server: Served) -> None:
+    """The host stays connected but leaves the table's page: after the grace period the seat
+    is given up and the empty table closes. Another host, still watching from a second
+    connection, keeps their table."""
+    token = await guest_token(server.url)
+    async with (
+        connect(server.url) as lobby,
+        guest(server.url) as leaving,
+        connect(server.url, token) as host,
+        connect(server.url, token) as other_tab,
+    ):
+        await host.send(type="open", room="english-casual")
+        kept_id = (await host.expect("table"))["table"]["id"]
+        await other_tab.send(type="watch", table=kept_id)
+        await other_tab.expect("table")
+        await host.send(type="unwatch", table=kept_id)
+
+        await leaving.send(type="open", room="english-casual")
+        closed_id = (await leaving.expect("table"))["table"]["id"]
+        await lobby.send(type="subscribe_lobby")
+        await lobby.expect("lobby")
+        await leaving.send(type="unwatch", table=closed_id)
+        await lobby.expect("lobby_table_removed", table=closed_id)
+        # The first host's grace period began before the second's, and ran out too.
+        kept = await listed(lobby, kept_id)
+        assert kept is not None and [p["id"] for p in kept["players"]] == [host.user_id]
+        assert await listed(lobby, closed_id) is None
+        await leaving.send(type="watch", table=closed_id)
+        assert (await leaving.expect("table"))["table"]["status"] == "closed"
+
+
+async def test_a_host_whose_connection_closes_is_stood_up(server: Served) -> None:
+    async with connect(server.url) as lobby, guest(server.url) as other:
+        async with guest(server.url) as host:
+            await host.send(type="open", room="english-casual")
+            table_id = (await host.expect("table"))["table"]["id"]
+            await lobby.send(type="subscribe_lobby")
+            await lobby.expect("lobby")
+        await lobby.expect("lobby_table_removed", table=table_id)
+        await other.send(type="sit", table=table_id)
+        assert (await other.error())["code"] == "not_found"
+
+
+async def test_a_finished_table_leaves_the_lobby_and_comes_back_with_a_rematch(
+    server: Served,
+) -> None:
+    async with connect(server.url) as lobby, guest(server.url) as a, guest(server.url) as b:
+        await lobby.send(type="subscribe_lobby")
+        await lobby.expect("lobby")
+        match = await start_game(a, b)
+        table_id = match.table["id"]
+        await a.send(type="resign", game=match.id)
+        await lobby.expect("lobby_table_removed", table=table_id)
+        assert await listed(lobby, table_id) is None
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            rooms = (await http.get("/api/rooms")).json()
+        listed_ids = [t["id"] for r in rooms for t in r["tables"]]
+        assert table_id not in listed_ids
+        # Its players are still seated, for a rematch, which lists it again.
+        await a.send(type="rematch", table=table_id)
+        await b.send(type="rematch", table=table_id)
+        await a.expect("game_started")
+        while True:
+            update = await lobby.expect("lobby_table")
+            if update["table"]["id"] == table_id:
+                break
+        assert update["table"]["status"] == "playing"

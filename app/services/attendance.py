@@ -1,0 +1,109 @@
+"""Attendance: whether the people seated at a table without a game in progress still watch it.
+
+A seated player's connections that watch their table are noted per server process (one
+`attendance` row per process, table and user); when the last of them stops watching there, the
+row keeps when (`until`). A seat is attended while some live process has its holder's row
+open; otherwise it has been unattended since the newest `until` (or, for a process that is
+gone, its last heartbeat), and the sweep (`app.services.presence`) stands its holder up once
+`disconnect_grace_seconds` have passed. Spectators are not noted: only seats need it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import delete, or_, select, tuple_, update
+
+from app.db.models import Attendance, GameTable, ServerHeartbeat
+from app.db.table_log import Executor
+from app.services.live import LivePlay
+from app.status import TableStatus
+from app.timeutil import as_datetime, as_unix
+
+Seat = tuple[int, int]  # (table, user)
+
+
+async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> None:
+    """Record whether `user_id` watches `table_id` from this process now: a seated player's
+    watch opens (or reopens) this process's row; the end of a watch closes it."""
+    async with live.db.session() as session:
+        key = (
+            Attendance.table_id == table_id,
+            Attendance.user_id == user_id,
+            Attendance.instance == live.instance,
+        )
+        if not watching:
+            await session.execute(
+                update(Attendance)
+                .where(*key, Attendance.until.is_(None))
+                .values(until=as_datetime(time.time()))
+            )
+            await session.commit()
+            return
+        seated = await session.scalar(
+            select(GameTable.id).where(
+                GameTable.id == table_id,
+                GameTable.status == TableStatus.OPEN,
+                or_(GameTable.owner_id == user_id, GameTable.guest_id == user_id),
+            )
+        )
+        if seated is None:
+            return  # a spectator: nothing to keep
+        reopened = await session.execute(update(Attendance).where(*key).values(until=None))
+        if reopened.rowcount == 0:  # type: ignore[attr-defined]
+            session.add(
+                Attendance(table_id=table_id, user_id=user_id, instance=live.instance, until=None)
+            )
+        await session.commit()
+
+
+async def unattended(
+    db: Executor, seats: Iterable[Seat], alive: set[str]
+) -> dict[Seat, float | None]:
+    """For each seat with attendance rows: None if its holder watches the table from a live
+    process, else since when (Unix seconds) nobody does. Seats without rows are left out."""
+    wanted = sorted(set(seats))
+    if not wanted:
+        return {}
+    rows = (
+        await db.execute(
+            select(
+                Attendance.table_id,
+                Attendance.user_id,
+                Attendance.instance,
+                Attendance.until,
+                ServerHeartbeat.beat_at,
+            )
+            .outerjoin(ServerHeartbeat, ServerHeartbeat.instance == Attendance.instance)
+            .where(tuple_(Attendance.table_id, Attendance.user_id).in_(wanted))
+        )
+    ).all()
+    found: dict[Seat, float | None] = {}
+    watched: set[Seat] = set()
+    for table_id, user_id, instance, until, beat_at in rows:
+        seat = (table_id, user_id)
+        if until is None and instance in alive:
+            watched.add(seat)
+            continue
+        ended = _ended(until, beat_at)
+        found[seat] = max(found.get(seat) or 0.0, ended)
+    for seat in watched:
+        found[seat] = None
+    return found
+
+
+def _ended(until: datetime | None, beat_at: datetime | None) -> float:
+    """When a row's watch ended: its `until`, or its gone process's last beat."""
+    if until is not None:
+        return as_unix(until)
+    return as_unix(beat_at) if beat_at is not None else 0.0
+
+
+async def forget(db: Executor, table_id: int, user_id: int | None = None) -> None:
+    """In the caller's transaction: drop the rows of a seat given up (or of a whole table)."""
+    query = delete(Attendance).where(Attendance.table_id == table_id)
+    if user_id is not None:
+        query = query.where(Attendance.user_id == user_id)
+    await db.execute(query)
