@@ -343,9 +343,13 @@ class Hub:
             games.follow(self.live, event)
         feed.events.append(event)
         frame = event.frame
+        kept = tables.kept_from(event)  # a spectators' line kept from the players
+        if kept is not None:
+            frame, hidden = kept
         for conn, seen in tuple(feed.watchers.items()):
             if seen == event.seq - 1:
-                conn.send_text(frame)
+                if kept is None or conn.user is None or conn.user.id not in hidden:
+                    conn.send_text(frame)
                 feed.watchers[conn] = event.seq
             elif seen < event.seq - 1:  # it missed some: bring it up from the log
                 del feed.watchers[conn]
@@ -417,7 +421,9 @@ class Hub:
             before = seen
             for event in kept:
                 if event.seq == seen + 1:
-                    conn.send_text(event.frame)
+                    frame = tables.frame_for(event, conn.user_id)
+                    if frame is not None:
+                        conn.send_text(frame)
                     seen = event.seq
             if seen == before:  # the log has nothing newer (cannot be): follow from here
                 feed.watchers[conn] = seen
@@ -444,7 +450,9 @@ class Hub:
                 if missed is not None:
                     seen = since
                     for event in missed:
-                        conn.send_text(event.frame)
+                        frame = tables.frame_for(event, conn.user_id)
+                        if frame is not None:
+                            conn.send_text(frame)
                         seen = event.seq
                     conn.tables.add(table_id)
                     self.attend(conn, table_id)
@@ -550,6 +558,9 @@ class Hub:
             self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
         elif kind == "logout":
             self._lapsed(str(event["token_hash"]), sessions.LOGGED_OUT)
+        elif kind == "your_game":
+            for conn in tuple(self.users.get(int(event["user_id"]), ())):
+                conn.send(event["notice"])
         elif kind == "room_closed":
             room_id = int(event["room_id"])
             await self._lobby_event(dumps({"type": "room_closed", "room": room_id}))

@@ -100,8 +100,19 @@ class RematchOffered(TypedDict):
     by: Player
 
 
-# "from" is a Python keyword: the functional form.
-Chat = TypedDict("Chat", {"type": Literal["chat"], "table": int, "from": Player, "text": str})
+# "from" is a Python keyword: the functional form. `hide_from` (stored, never sent: the hub
+# takes it out) lists the players a spectators' line written during their game must not reach.
+Chat = TypedDict(
+    "Chat",
+    {
+        "type": Literal["chat"],
+        "table": int,
+        "from": Player,
+        "text": str,
+        "channel": Literal["players", "spectators"],
+        "hide_from": NotRequired[list[int]],
+    },
+)
 
 
 class TableClosed(TypedDict):
@@ -220,8 +231,47 @@ def rematch_offered(table_id: int, by: Player) -> RematchOffered:
     return {"type": "rematch_offered", "table": table_id, "by": by}
 
 
-def chat(table_id: int, sender: Player, text: str) -> Chat:
-    return {"type": "chat", "table": table_id, "from": sender, "text": text}
+def chat(
+    table_id: int,
+    sender: Player,
+    text: str,
+    channel: Literal["players", "spectators"],
+    hide_from: list[int] | None = None,
+) -> Chat:
+    event: Chat = {
+        "type": "chat",
+        "table": table_id,
+        "from": sender,
+        "text": text,
+        "channel": channel,
+    }
+    if hide_from:
+        event["hide_from"] = hide_from
+    return event
+
+
+class YourGame(TypedDict):
+    """Not a table event: told to every connection of a player whose game has started."""
+
+    type: Literal["your_game"]
+    table: int
+    game: int
+    colour: str
+    opponent: Player
+    first_move_deadline: int | None
+
+
+def your_game(
+    table_id: int, game_id: int, colour: str, opponent: Player, first_move_deadline: float | None
+) -> YourGame:
+    return {
+        "type": "your_game",
+        "table": table_id,
+        "game": game_id,
+        "colour": colour,
+        "opponent": opponent,
+        "first_move_deadline": unix_ms(first_move_deadline),
+    }
 
 
 def table_closed(table_id: int, reason: str) -> TableClosed:

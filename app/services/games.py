@@ -29,7 +29,7 @@ from app.db.models import User
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
-from app.services import events, heartbeat
+from app.services import events, heartbeat, refusals
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
 from app.services.game_state import (
@@ -146,7 +146,7 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     fresh = await _get(live, lg.id)
     if fresh.status != GameStatus.PLAYING:
         return PlayError("game_over", f"game {lg.id} has ended ({fresh.result})")
-    return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
+    return PlayError("stale_ply", refusals.STALE_PLY)
 
 
 _CATCH_UP = (
@@ -434,9 +434,9 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             if lg.status != GameStatus.PLAYING:
                 raise PlayError("game_over", f"game {lg.id} has ended ({lg.result})")
             if ply != lg.game.ply:
-                raise PlayError("stale_ply", f"game {game_id} is at ply {lg.game.ply}, not {ply}")
+                raise PlayError("stale_ply", refusals.STALE_PLY)
             if colour is not lg.game.position.turn:
-                raise PlayError("not_your_turn", f"it is {colour.other.value}'s turn")
+                raise PlayError("not_your_turn", refusals.NOT_YOUR_TURN)
         except PlayError as exc:
             MOVES_REJECTED.labels(exc.code).inc()
             raise
@@ -452,7 +452,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             move = lg.game.play(text)
         except RulesError as exc:
             MOVES_REJECTED.labels(exc.code).inc()
-            raise PlayError(exc.code, str(exc)) from exc
+            raise PlayError(exc.code, refusals.refusal(exc, text, lg.game)) from exc
         clock = _clock_after(lg.clock, colour, ply, now)
         outcome = lg.game.outcome()
         move_text = str(move)

@@ -102,8 +102,12 @@ async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
             first = (await host.expect("table"))["table"]["id"]
             await host.send(type="open", room="english-casual")
             second = (await host.expect("table"))["table"]["id"]
-        # The page reloads and the balancer sends it to the other server.
-        async with connect(two.url, token):
+        # The page reloads, the balancer sends it to the other server, and it watches the
+        # host's tables again.
+        async with connect(two.url, token) as back:
+            for table_id in (first, second):
+                await back.send(type="watch", table=table_id)
+                await back.expect("table")
             await asyncio.sleep(grace * 1.5)
             # Still connected to the other server while leaving this one: seats stay too.
             async with connect(one.url, token):

@@ -112,3 +112,126 @@ async def test_a_finished_table_leaves_the_lobby_and_comes_back_with_a_rematch(
             if update["table"]["id"] == table_id:
                 break
         assert update["table"]["status"] == "playing"
+
+
+async def test_each_player_is_told_of_their_game_on_every_connection(server: Served) -> None:
+    token = await guest_token(server.url)
+    async with (
+        guest(server.url) as a,
+        connect(server.url, token) as b,
+        connect(server.url, token) as b_elsewhere,  # on another page: watches nothing
+        guest(server.url) as spectator,
+    ):
+        await a.send(type="open", room="english-casual", colour="black")
+        table_id = (await a.expect("table"))["table"]["id"]
+        await spectator.send(type="watch", table=table_id)
+        await spectator.expect("table")
+        await b.send(type="sit", table=table_id)
+        game = (await a.expect("game_started"))["game"]
+        for client, colour, opponent in (
+            (a, "black", b.welcome["user"]),
+            (b, "white", a.welcome["user"]),
+            (b_elsewhere, "white", a.welcome["user"]),
+        ):
+            assert await client.expect("your_game") == {
+                "type": "your_game",
+                "table": table_id,
+                "game": game["id"],
+                "colour": colour,
+                "opponent": {"id": opponent["id"], "name": opponent["name"]},
+                "first_move_deadline": game["first_move_deadline"],
+            }
+        await spectator.expect("game_started")
+        for client in (b_elsewhere, spectator):
+            await client.send(type="ping", t=1)
+            await client.expect("pong")
+        assert not [m for m in b_elsewhere.seen if m["type"] == "game_started"]
+        assert not [m for m in spectator.seen if m["type"] == "your_game"]
+
+
+def chat_texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(m["text"], m["channel"]) for m in messages if m["type"] == "chat"]
+
+
+async def test_spectators_chat_waits_for_the_end_of_the_game(server: Served) -> None:
+    async with (
+        guest(server.url) as a,
+        guest(server.url) as b,
+        guest(server.url) as spectator,
+        connect(server.url) as anonymous,
+    ):
+        match = await start_game(a, b)
+        table_id = match.table["id"]
+        for client in (spectator, anonymous):
+            await client.send(type="watch", table=table_id)
+            await client.expect("table")
+        before = max(m["v"] for m in a.seen if "v" in m)
+        await spectator.send(type="chat", table=table_id, text="11-16 was a blunder")
+        await spectator.expect("chat", text="11-16 was a blunder", channel="spectators")
+        await a.send(type="chat", table=table_id, text="good luck")
+        for client in (a, b, spectator, anonymous):
+            await client.expect("chat", text="good luck", channel="players")
+        for client in (a, b):  # the spectators' line came first, and not to them
+            assert chat_texts(client.seen) == [("good luck", "players")]
+        assert chat_texts(anonymous.seen) == [
+            ("11-16 was a blunder", "spectators"),
+            ("good luck", "players"),
+        ]
+        assert all("hide_from" not in m for m in spectator.seen + anonymous.seen)
+
+        # Chat history in the snapshot and the missed events: filtered alike.
+        await a.send(type="watch", table=table_id)
+        assert chat_texts((await a.expect("table"))["chat"]) == [("good luck", "players")]
+        await spectator.send(type="watch", table=table_id)
+        history = (await spectator.expect("table"))["chat"]
+        assert chat_texts(history) == [
+            ("11-16 was a blunder", "spectators"),
+            ("good luck", "players"),
+        ]
+        assert history[1]["from"]["id"] == a.user_id and history[1]["table"] == table_id
+        b.seen.clear()
+        await b.send(type="watch", table=table_id, since=before, epoch="log")
+        await b.expect("synced")
+        assert chat_texts(b.seen) == [("good luck", "players")]
+
+        # Once the game is over, everything reaches everyone.
+        await a.send(type="resign", game=match.id)
+        await b.expect("game_ended")
+        await spectator.send(type="chat", table=table_id, text="well played")
+        for client in (a, b):
+            await client.expect("chat", text="well played", channel="spectators")
+
+
+async def test_refused_moves_are_explained_in_plain_words(server: Served) -> None:
+    async with guest(server.url) as a, guest(server.url) as b:
+        capture = await start_game(a, b, start_fen="B:W18,19:B14,15")
+        await a.send(type="move", game=capture.id, move="14-17", ply=0)
+        error = await a.error()
+        assert (error["code"], error["message"]) == (
+            "capture_required",
+            "You must capture: 14x23, 15x22 or 15x24.",
+        )
+        await a.send(type="move", game=capture.id, move="9-13", ply=0)
+        error = await a.error()
+        assert (error["code"], error["message"]) == (
+            "illegal_move",
+            "9-13 is not a legal move here.",
+        )
+        await b.send(type="move", game=capture.id, move="22x15", ply=0)
+        assert (await b.error())["message"] == "It is not your move."
+        await a.send(type="move", game=capture.id, move="14x23", ply=3)
+        error = await a.error()
+        assert (error["code"], error["message"]) == (
+            "stale_ply",
+            "The position changed; your board is being updated.",
+        )
+        await a.send(type="resign", game=capture.id)
+        await b.expect("game_ended")
+
+        ambiguous = await start_game(a, b, start_fen="W:W30:B10,11,17,18,25,26")
+        await b.send(type="move", game=ambiguous.id, move="30x7", ply=0)
+        error = await b.error()
+        assert (error["code"], error["message"]) == (
+            "ambiguous_move",
+            "30x7 can be played two ways: write 30x21x14x7 or 30x23x14x7.",
+        )
