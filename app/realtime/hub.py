@@ -93,7 +93,9 @@ class Hub:
         self._stopping = False
         self.max_per_user: int = live.settings.ws_max_per_user  # 0: no cap
         self._log_refusal = OncePerInterval()
-        # Serialises the notes of one user's watch of one table (see `attend`).
+        # (user, table) whose attendance row this process holds open, and the locks that
+        # serialise the notes of one user's watch of one table (see `attend`).
+        self.attending: set[tuple[int, int]] = set()
         self._attendance_locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
@@ -509,8 +511,13 @@ class Hub:
             lock = self._attendance_locks[key] = asyncio.Lock()
         async with lock:  # the state noted is the one found under the lock: the latest wins
             watching = any(table_id in c.tables for c in self.users.get(user_id, ()))
+            if not watching and key not in self.attending:
+                return  # a spectator's watch, or one noted ended already: nothing to write
             try:
-                await attendance.note(self.live, table_id, user_id, watching)
+                if await attendance.note(self.live, table_id, user_id, watching):
+                    self.attending.add(key)
+                else:
+                    self.attending.discard(key)
             except Exception:  # the seat then follows the last note (or the user's presence)
                 logger.warning("cannot note who watches table %d", table_id, exc_info=True)
 

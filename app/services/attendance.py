@@ -25,9 +25,10 @@ from app.timeutil import as_datetime, as_unix
 Seat = tuple[int, int]  # (table, user)
 
 
-async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> None:
+async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> bool:
     """Record whether `user_id` watches `table_id` from this process now: a seated player's
-    watch opens (or reopens) this process's row; the end of a watch closes it."""
+    watch opens (or reopens) this process's row; the end of a watch closes it. Returns
+    whether the row is open now."""
     async with live.db.session() as session:
         key = (
             Attendance.table_id == table_id,
@@ -41,7 +42,7 @@ async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> N
                 .values(until=as_datetime(time.time()))
             )
             await session.commit()
-            return
+            return False
         seated = await session.scalar(
             select(GameTable.id).where(
                 GameTable.id == table_id,
@@ -50,13 +51,14 @@ async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> N
             )
         )
         if seated is None:
-            return  # a spectator: nothing to keep
+            return False  # a spectator: nothing to keep
         reopened = await session.execute(update(Attendance).where(*key).values(until=None))
         if reopened.rowcount == 0:  # type: ignore[attr-defined]
             session.add(
                 Attendance(table_id=table_id, user_id=user_id, instance=live.instance, until=None)
             )
         await session.commit()
+    return True
 
 
 async def unattended(
