@@ -41,6 +41,25 @@ async def test_players_on_two_servers_play_one_game(two_servers: list[Served]) -
             assert (await client.expect("game_ended"))["termination"] == "resignation"
 
 
+async def test_a_player_is_told_of_their_game_on_another_server(
+    two_servers: list[Served],
+) -> None:
+    one, two = two_servers
+    token = await guest_token(two.url)
+    async with (
+        guest(one.url) as a,
+        connect(two.url, token) as b,
+        connect(one.url, token) as b_elsewhere,  # another page, on the other server
+    ):
+        match = await start_game(a, b)
+        told = await b_elsewhere.expect("your_game")
+        assert (told["game"], told["colour"], told["opponent"]["id"]) == (
+            match.id,
+            "white",
+            a.user_id,
+        )
+
+
 async def test_a_flag_falls_once_across_servers(two_servers: list[Served]) -> None:
     one, two = two_servers
     async with guest(one.url) as a, guest(two.url) as b:
