@@ -47,6 +47,10 @@ class Settings(BaseSettings):
 
     # Live play
     disconnect_grace_seconds: float = 60.0
+    # Each side must make its first move this long after the game starts (the side to move
+    # first) or after the first move (the other side), else the game is aborted; no clock
+    # runs before both have moved.
+    first_move_seconds: Annotated[float, Field(gt=0)] = 30.0
     ws_max_message_bytes: int = 4096
     ws_messages_per_second: float = 20.0  # per connection; bursts of twice as many
     chat_max_length: int = 300

@@ -300,7 +300,7 @@ CLOCK_COLUMNS = (
 )
 
 _CATCH_UP = (
-    select(Game.status, Game.ply_count, *CLOCK_COLUMNS, Move.move)
+    select(Game.status, Game.ply_count, Game.deadline_at, *CLOCK_COLUMNS, Move.move)
     .select_from(Game)
     .outerjoin(Move, and_(Move.game_id == Game.id, Move.ply > bindparam("known")))
     .where(Game.id == bindparam("game"))
@@ -309,7 +309,7 @@ _CATCH_UP = (
 
 
 async def since_ply(conn: AsyncConnection, game_id: int, known: int) -> Sequence[Any]:
-    """In one query, the game's status, ply count and clock columns, with each move stored
+    """In one query, the game's status, ply count, deadline and clock columns, with each move stored
     after ply `known` (one row per move; one row with `move` None if there is none)."""
     return (await conn.execute(_CATCH_UP, {"game": game_id, "known": known})).all()
 

@@ -232,6 +232,25 @@ class Presence(Base):
     since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class Attendance(Base):
+    """A seated player watching their table from a server process (one row per process and
+    table, however many sockets): a seat without a game in progress is kept while a live
+    process has its holder's row with `until` None. `until` is when the watch from that
+    process ended; the newest says since when the seat is unattended.
+    """
+
+    __tablename__ = "attendance"
+
+    table_id: Mapped[int] = mapped_column(
+        ForeignKey("tables.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    instance: Mapped[str] = mapped_column(String(32), primary_key=True)
+    until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
 class Move(Base):
     """One ply of a game; (game_id, ply) is unique, ply counts from 1."""
 

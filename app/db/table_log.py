@@ -115,3 +115,21 @@ async def heads(db: Executor, table_ids: Iterable[int]) -> dict[int, int]:
         return {}
     rows = await db.execute(select(GameTable.id, GameTable.event_seq).where(GameTable.id.in_(ids)))
     return {table_id: seq for table_id, seq in rows.all()}
+
+
+async def latest_starting(
+    db: Executor, table_id: int, head: str, upto: int, limit: int
+) -> list[StoredEvent]:
+    """The table's newest `limit` events numbered `upto` or below whose JSON text starts with
+    `head` (e.g. its chat lines), newest first."""
+    rows = await db.execute(
+        select(TableEvent.seq, TableEvent.payload)
+        .where(
+            TableEvent.table_id == table_id,
+            TableEvent.seq <= upto,
+            TableEvent.payload.startswith(head, autoescape=True),
+        )
+        .order_by(TableEvent.seq.desc())
+        .limit(limit)
+    )
+    return [StoredEvent(table_id, seq, payload) for seq, payload in rows.all()]

@@ -152,6 +152,18 @@ async def locked_open_in_room(db: Executor, room_id: int) -> list[GameTable]:
     return list(rows.all())
 
 
+async def is_seated(db: Executor, table_id: int, user_id: int) -> bool:
+    """Whether the user sits at the table and it is open."""
+    found = await db.scalar(
+        select(GameTable.id).where(
+            GameTable.id == table_id,
+            GameTable.status == TableStatus.OPEN,
+            or_(GameTable.owner_id == user_id, GameTable.guest_id == user_id),
+        )
+    )
+    return found is not None
+
+
 async def seat(db: Executor, table_id: int, black_id: int, white_id: int) -> None:
     """A game starts at the (locked) table: Black is its owner, White its guest, and no
     rematch is asked any more."""

@@ -196,6 +196,7 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
                     "chat_max_length": settings.chat_max_length,
                     "messages_per_second": settings.ws_messages_per_second,
                     "burst": conn.messages.burst,
+                    "first_move_seconds": settings.first_move_seconds,
                 },
             }
         )
@@ -314,6 +315,7 @@ async def _sit(hub: Hub, conn: Connection, m: p.Sit) -> None:
     user = _user(conn)
     await hub.watch(conn, m.table, invite=m.invite)
     await tables.sit(hub.live, user, m.table, m.invite)
+    hub.attend(conn, m.table)  # watched as a spectator a moment ago: now as a player
 
 
 async def _leave(hub: Hub, conn: Connection, m: p.Leave) -> None:

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import time
+import weakref
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -32,7 +33,7 @@ from app.realtime.connections import (
     ConnectionState,
 )
 from app.realtime.limits import OncePerInterval, TooManyConnections
-from app.services import games, presence, sessions, tables
+from app.services import attendance, games, presence, sessions, tables
 from app.services.live import (
     CONTROL_CHANNEL,
     LOBBY_CHANNEL,
@@ -92,6 +93,12 @@ class Hub:
         self._stopping = False
         self.max_per_user: int = live.settings.ws_max_per_user  # 0: no cap
         self._log_refusal = OncePerInterval()
+        # (user, table) whose attendance row this process holds open, and the locks that
+        # serialise the notes of one user's watch of one table (see `attend`).
+        self.attending: set[tuple[int, int]] = set()
+        self._attendance_locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
         live.count_spectators = self.count_spectators
         live.deliver = self.deliver
         live.connected_here = self.users.__contains__
@@ -205,8 +212,10 @@ class Hub:
         self.connections.discard(conn)
         WS_CONNECTIONS.dec()
         self.lobby.discard(conn)
+        # A stopping process's watches end with it: the sweep finds it gone.
+        note = not (self._stopping or conn.moving)
         for table_id in tuple(conn.tables):
-            self.unwatch(conn, table_id)
+            self.unwatch(conn, table_id, note=note)
         if conn.token_hash is not None:
             same = self.tokens.get(conn.token_hash)
             if same is not None:
@@ -336,9 +345,13 @@ class Hub:
             games.follow(self.live, event)
         feed.events.append(event)
         frame = event.frame
+        kept = tables.kept_from(event)  # a spectators' line kept from the players
+        if kept is not None:
+            frame, hidden = kept
         for conn, seen in tuple(feed.watchers.items()):
             if seen == event.seq - 1:
-                conn.send_text(frame)
+                if kept is None or conn.user is None or conn.user.id not in hidden:
+                    conn.send_text(frame)
                 feed.watchers[conn] = event.seq
             elif seen < event.seq - 1:  # it missed some: bring it up from the log
                 del feed.watchers[conn]
@@ -410,7 +423,9 @@ class Hub:
             before = seen
             for event in kept:
                 if event.seq == seen + 1:
-                    conn.send_text(event.frame)
+                    frame = tables.frame_for(event, conn.user_id)
+                    if frame is not None:
+                        conn.send_text(frame)
                     seen = event.seq
             if seen == before:  # the log has nothing newer (cannot be): follow from here
                 feed.watchers[conn] = seen
@@ -437,9 +452,12 @@ class Hub:
                 if missed is not None:
                     seen = since
                     for event in missed:
-                        conn.send_text(event.frame)
+                        frame = tables.frame_for(event, conn.user_id)
+                        if frame is not None:
+                            conn.send_text(frame)
                         seen = event.seq
                     conn.tables.add(table_id)
+                    self.attend(conn, table_id)
                     await self._bring_up(conn, feed, seen)
                     version = feed.watchers.get(conn, seen)
                     conn.send({"type": "synced", "table": table_id, "v": version, "epoch": EPOCH})
@@ -447,11 +465,14 @@ class Hub:
             snap = await tables.snapshot(self.live, table_id, conn.user_id, invite)
         except PlayError:
             # Refused: whatever was granted before ends too (no events, no chat there).
-            conn.tables.discard(table_id)
+            if table_id in conn.tables:
+                conn.tables.discard(table_id)
+                self.attend(conn, table_id)
             if not feed.watchers:
                 self._linger(feed)
             raise
         conn.tables.add(table_id)
+        self.attend(conn, table_id)
         seated = {p["id"] for p in snap["table"]["players"]}
         snap["table"]["spectators"] = self._spectators(feed, seated) + (
             conn.user is None or conn.user.id not in seated
@@ -466,13 +487,39 @@ class Hub:
         if feed.watchers.pop(conn, None) is not None:
             self._spectators_changed(feed)
 
-    def unwatch(self, conn: Connection, table_id: int) -> None:
+    def unwatch(self, conn: Connection, table_id: int, *, note: bool = True) -> None:
+        watched = table_id in conn.tables
         conn.tables.discard(table_id)
+        if watched and note:
+            self.attend(conn, table_id)
         feed = self.feeds.get(table_id)
         if feed is not None:
             self._leave_feed(conn, feed)
             if not feed.watchers:
                 self._linger(feed)
+
+    def attend(self, conn: Connection, table_id: int) -> None:
+        """Note in storage, in the background, whether the connection's user (if seated there)
+        watches the table from this process now: their seat follows it (`attendance`)."""
+        if conn.user is not None:
+            self.live.spawn(self._note_attendance(conn.user.id, table_id))
+
+    async def _note_attendance(self, user_id: int, table_id: int) -> None:
+        key = (user_id, table_id)
+        lock = self._attendance_locks.get(key)
+        if lock is None:
+            lock = self._attendance_locks[key] = asyncio.Lock()
+        async with lock:  # the state noted is the one found under the lock: the latest wins
+            watching = any(table_id in c.tables for c in self.users.get(user_id, ()))
+            if not watching and key not in self.attending:
+                return  # a spectator's watch, or one noted ended already: nothing to write
+            try:
+                if await attendance.note(self.live, table_id, user_id, watching):
+                    self.attending.add(key)
+                else:
+                    self.attending.discard(key)
+            except Exception:  # the seat then follows the last note (or the user's presence)
+                logger.warning("cannot note who watches table %d", table_id, exc_info=True)
 
     def _linger(self, feed: TableFeed) -> None:
         if feed.linger is None:
@@ -518,6 +565,9 @@ class Hub:
             self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
         elif kind == "logout":
             self._lapsed(str(event["token_hash"]), sessions.LOGGED_OUT)
+        elif kind == "your_game":
+            for conn in tuple(self.users.get(int(event["user_id"]), ())):
+                conn.send(event["notice"])
         elif kind == "room_closed":
             room_id = int(event["room_id"])
             await self._lobby_event(dumps({"type": "room_closed", "room": room_id}))

@@ -50,6 +50,7 @@ class MoveEvent(TypedDict):
     clocks: Clocks | None
     legal_moves: list[str]
     at: float
+    first_move_deadline: int | None  # Unix ms: the next side's first move is due (ply 1 only)
 
 
 class GameEnded(TypedDict):
@@ -99,8 +100,19 @@ class RematchOffered(TypedDict):
     by: Player
 
 
-# "from" is a Python keyword: the functional form.
-Chat = TypedDict("Chat", {"type": Literal["chat"], "table": int, "from": Player, "text": str})
+# "from" is a Python keyword: the functional form. `hide_from` (stored, never sent: the hub
+# takes it out) lists the players a spectators' line written during their game must not reach.
+Chat = TypedDict(
+    "Chat",
+    {
+        "type": Literal["chat"],
+        "table": int,
+        "from": Player,
+        "text": str,
+        "channel": Literal["players", "spectators"],
+        "hide_from": NotRequired[list[int]],
+    },
+)
 
 
 class TableClosed(TypedDict):
@@ -142,9 +154,12 @@ def move(
     clocks: Clocks | None,
     legal_moves: list[str],
     at: float,
+    first_move_deadline: float | None = None,
 ) -> MoveEvent:
     """`at`: when the move was made, Unix milliseconds to the microsecond (the running clock's
-    start: with `clocks`, what another process needs to follow the game without reading it)."""
+    start: with `clocks`, what another process needs to follow the game without reading it).
+    `first_move_deadline` (Unix seconds): after the first move, when the other side's first
+    move is due."""
     return {
         "type": "move",
         "table": table_id,
@@ -156,7 +171,13 @@ def move(
         "clocks": clocks,
         "legal_moves": legal_moves,
         "at": round(at * 1000, 3),
+        "first_move_deadline": unix_ms(first_move_deadline),
     }
+
+
+def unix_ms(at: float | None) -> int | None:
+    """Unix seconds as the protocol's whole milliseconds (None stays None)."""
+    return None if at is None else int(at * 1000)
 
 
 def game_ended(
@@ -210,8 +231,47 @@ def rematch_offered(table_id: int, by: Player) -> RematchOffered:
     return {"type": "rematch_offered", "table": table_id, "by": by}
 
 
-def chat(table_id: int, sender: Player, text: str) -> Chat:
-    return {"type": "chat", "table": table_id, "from": sender, "text": text}
+def chat(
+    table_id: int,
+    sender: Player,
+    text: str,
+    channel: Literal["players", "spectators"],
+    hide_from: list[int] | None = None,
+) -> Chat:
+    event: Chat = {
+        "type": "chat",
+        "table": table_id,
+        "from": sender,
+        "text": text,
+        "channel": channel,
+    }
+    if hide_from:
+        event["hide_from"] = hide_from
+    return event
+
+
+class YourGame(TypedDict):
+    """Not a table event: told to every connection of a player whose game has started."""
+
+    type: Literal["your_game"]
+    table: int
+    game: int
+    colour: str
+    opponent: Player
+    first_move_deadline: int | None
+
+
+def your_game(
+    table_id: int, game_id: int, colour: str, opponent: Player, first_move_deadline: float | None
+) -> YourGame:
+    return {
+        "type": "your_game",
+        "table": table_id,
+        "game": game_id,
+        "colour": colour,
+        "opponent": opponent,
+        "first_move_deadline": unix_ms(first_move_deadline),
+    }
 
 
 def table_closed(table_id: int, reason: str) -> TableClosed:

@@ -12,6 +12,23 @@ from app.rules import Color, get_variant
 from app.services.clocks import GameClock
 from app.timeutil import as_unix
 
+# No clock runs before this many plies: each side's first move is timed by the first-move
+# deadline (`first_move_seconds`) instead.
+CLOCKS_FROM_PLY = 2
+
+
+def clocks_run(ply: int) -> bool:
+    """Whether the clock of the side to move runs after `ply` plies."""
+    return ply >= CLOCKS_FROM_PLY
+
+
+def first_move_deadline(row: GameRow) -> float | None:
+    """When (Unix seconds) the side to move must have made its first move; None once both
+    sides have moved (the row's `deadline_at` is then the clock's)."""
+    if clocks_run(row.ply_count) or row.deadline_at is None:
+        return None
+    return as_unix(row.deadline_at)
+
 
 @functools.lru_cache(maxsize=1024)
 def first_turn(variant: str, start_fen: str | None) -> Color:

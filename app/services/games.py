@@ -15,6 +15,7 @@ import json
 import logging
 import time
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,10 +25,17 @@ from app.db.models import Game as GameRow
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
-from app.services import events, heartbeat
+from app.services import events, heartbeat, refusals
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
-from app.services.game_state import away_of, standing_offer, stored_clock, turn_of
+from app.services.game_state import (
+    away_of,
+    clocks_run,
+    first_move_deadline,
+    standing_offer,
+    stored_clock,
+    turn_of,
+)
 from app.services.live import (
     LiveGame,
     LivePlay,
@@ -74,6 +82,7 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
         termination=row.termination,
         draw_offer=standing_offer(row),
         away=away_of(row),
+        first_move_deadline=first_move_deadline(row),
         table=table,
     )
 
@@ -120,7 +129,7 @@ async def _refused_stale(live: LivePlay, lg: LiveGame) -> PlayError:
     fresh = await _get(live, lg.id)
     if fresh.status != GameStatus.PLAYING:
         return PlayError("game_over", f"game {lg.id} has ended ({fresh.result})")
-    return PlayError("stale_ply", f"game {lg.id} is now at ply {fresh.game.ply}")
+    return PlayError("stale_ply", refusals.STALE_PLY)
 
 
 async def _catch_up(live: LivePlay, lg: LiveGame) -> LiveGame:
@@ -141,8 +150,14 @@ async def _catch_up(live: LivePlay, lg: LiveGame) -> LiveGame:
         _forget(live, lg)
         return await _get(live, lg.id)
     lg.clock = stored_clock(rows[0])
+    lg.first_move_deadline = _first_move_due(lg.game.ply, rows[0].deadline_at)
     _arm(live, lg)
     return lg
+
+
+def _first_move_due(ply: int, deadline: datetime | None) -> float | None:
+    """The first-move deadline of a game at `ply` whose stored deadline is `deadline`."""
+    return None if clocks_run(ply) or deadline is None else as_unix(deadline)
 
 
 _MOVE_HEAD = '{"type":"move",'
@@ -200,6 +215,8 @@ def _follow_move(live: LivePlay, lg: LiveGame, data: events.MoveEvent) -> None:
         )
     if lg.draw_offer is mover.other:
         lg.draw_offer = None  # answering an offer with a move declines it
+    due = data.get("first_move_deadline")
+    lg.first_move_deadline = due / 1000 if due is not None else None
     _arm(live, lg)
 
 
@@ -275,6 +292,7 @@ async def playing_for(live: LivePlay, user_id: int) -> list[dict[str, int]]:
 def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
     """The full state of a game, for snapshots."""
     playing = lg.status == GameStatus.PLAYING
+    running = playing and clocks_run(lg.game.ply)
     turn: Color = lg.game.position.turn
     claim_after = None
     if playing and lg.away:
@@ -293,8 +311,9 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
         "ply": lg.game.ply,
         "moves": [str(m) for m in lg.game.moves],
         "turn": turn.value,
-        "clocks": lg.clock.payload(turn if playing else None, now) if lg.clock else None,
-        "clock_running": playing and lg.clock is not None,
+        "clocks": lg.clock.payload(turn if running else None, now) if lg.clock else None,
+        "clock_running": running and lg.clock is not None,
+        "first_move_deadline": events.unix_ms(lg.first_move_deadline if playing else None),
         "legal_moves": lg.game.legal_move_texts() if playing else [],
         "draw_offer": lg.draw_offer.value if lg.draw_offer is not None else None,
         "away": {colour.value: int(since * 1000) for colour, since in lg.away.items()},
@@ -316,6 +335,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
             lg = await _get(live, game_id)
         else:
             lg.clock = stored_clock(row)
+            lg.first_move_deadline = first_move_deadline(row)
         lg.draw_offer, lg.away = standing_offer(row), away_of(row)
         return game_payload(live, lg, time.time())
 
@@ -331,9 +351,15 @@ def _player(lg: LiveGame, user_id: int) -> Color:
 
 
 def _move_event(
-    lg: LiveGame, move_text: str, clock: GameClock | None, now: float, over: bool
+    lg: LiveGame,
+    move_text: str,
+    clock: GameClock | None,
+    now: float,
+    over: bool,
+    first_move_due: float | None,
 ) -> events.MoveEvent:
     turn: Color = lg.game.position.turn
+    running = not over and clocks_run(lg.game.ply)
     return events.move(
         lg.table_id,
         lg.id,
@@ -341,9 +367,10 @@ def _move_event(
         move_text,
         lg.game.fen(),
         turn.value,
-        clock.payload(None if over else turn, now) if clock else None,
+        clock.payload(turn if running else None, now) if clock else None,
         lg.game.legal_move_texts(),
         now,
+        first_move_due,
     )
 
 
@@ -359,27 +386,34 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             if lg.status != GameStatus.PLAYING:
                 raise PlayError("game_over", f"game {lg.id} has ended ({lg.result})")
             if ply != lg.game.ply:
-                raise PlayError("stale_ply", f"game {game_id} is at ply {lg.game.ply}, not {ply}")
+                raise PlayError("stale_ply", refusals.STALE_PLY)
             if colour is not lg.game.position.turn:
-                raise PlayError("not_your_turn", f"it is {colour.other.value}'s turn")
+                raise PlayError("not_your_turn", refusals.NOT_YOUR_TURN)
         except PlayError as exc:
             MOVES_REJECTED.labels(exc.code).inc()
             raise
         now = time.time()
-        if lg.clock is not None and lg.clock.left(colour, colour, now) <= 0:
-            await _end(live, game_id, Outcome(Termination.TIMEOUT, colour.other), ply=lg.game.ply)
+        late = _expired(lg, now)
+        if late is not None:
+            await _end(live, game_id, late, ply=lg.game.ply)
             MOVES_REJECTED.labels("game_over").inc()
+            if late.termination is Termination.ABORTED:
+                raise PlayError("game_over", "the first move came too late: the game is aborted")
             raise PlayError("game_over", "your time ran out")
         try:
             move = lg.game.play(text)
         except RulesError as exc:
             MOVES_REJECTED.labels(exc.code).inc()
-            raise PlayError(exc.code, str(exc)) from exc
-        clock = lg.clock.after_move(colour, now) if lg.clock is not None else None
+            raise PlayError(exc.code, refusals.refusal(exc, text, lg.game)) from exc
+        clock = _clock_after(lg.clock, colour, ply, now)
         outcome = lg.game.outcome()
         move_text = str(move)
+        # The next side's first move is due (after the game's first move only).
+        first_move_due = None
+        if outcome is None and not clocks_run(lg.game.ply):
+            first_move_due = now + live.settings.first_move_seconds
         made: list[events.TableEvent] = [
-            _move_event(lg, move_text, clock, now, outcome is not None)
+            _move_event(lg, move_text, clock, now, outcome is not None, first_move_due)
         ]
         ending: dict[str, Any] = {}
         deadline = None
@@ -401,6 +435,8 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                     lg.table, game_status=GameStatus.FINISHED, rematch=frozenset()
                 )
                 made.append(live.table_update(table_after))
+        elif first_move_due is not None:
+            deadline = as_datetime(first_move_due)
         elif clock is not None:
             deadline = as_datetime(clock.deadline(lg.game.position.turn))
         commit = MoveCommit(
@@ -424,7 +460,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         if stored is None:
             raise await _refused_stale(live, lg)
         live.moves.accepted(lg.variant)
-        lg.clock = clock
+        lg.clock, lg.first_move_deadline = clock, first_move_due
         if lg.draw_offer is colour.other:
             lg.draw_offer = None  # answering an offer with a move declines it
         await live.announce(stored)
@@ -442,6 +478,28 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 await _table_changed(live, lg.table_id)
         else:
             _arm(live, lg)
+
+
+def _expired(lg: LiveGame, now: float) -> Outcome | None:
+    """How a game in progress ends at `now` for lack of a move in time, if it does: aborted
+    when a first move is overdue, lost on time when the running clock is out."""
+    turn: Color = lg.game.position.turn
+    if not clocks_run(lg.game.ply):
+        due = lg.first_move_deadline
+        return Outcome(Termination.ABORTED) if due is not None and now >= due else None
+    if lg.clock is not None and lg.clock.left(turn, turn, now) <= 0:
+        return Outcome(Termination.TIMEOUT, turn.other)
+    return None
+
+
+def _clock_after(clock: GameClock | None, mover: Color, ply: int, now: float) -> GameClock | None:
+    """The clocks once `mover` has made the move after `ply` plies at `now`: a first move
+    (no clock running yet) leaves both times as they are, the next side's turn starting now."""
+    if clock is None:
+        return None
+    if not clocks_run(ply):
+        return GameClock(clock.increment_ms, clock.black_ms, clock.white_ms, now)
+    return clock.after_move(mover, now)
 
 
 async def _table_changed(live: LivePlay, table_id: int) -> None:
@@ -486,8 +544,13 @@ async def store_ending(
         return None
     now = time.time()
     clock = stored_clock(row)
-    # The clocks stop now: the side to move is charged the time it spent.
-    clocks = clock.payload(turn_of(row), now) if clock is not None else None
+    # The clocks stop now: the side to move is charged the time it spent (no clock runs before
+    # both first moves).
+    clocks = (
+        clock.payload(turn_of(row) if clocks_run(row.ply_count) else None, now)
+        if clock is not None
+        else None
+    )
     frozen = (clocks["black"], clocks["white"]) if clocks is not None else None
     await stored_games.end(
         db, row, GameStatus.ended_with(result), result, termination, as_datetime(now), frozen
@@ -542,38 +605,42 @@ async def _end(
 
 
 def _arm(live: LivePlay, lg: LiveGame) -> None:
-    """(Re)start the timer that flags the side to move when its time runs out."""
+    """(Re)start the timer that flags the side to move when its time runs out, or aborts the
+    game when a first move is overdue."""
     if lg.timer is not None:
         lg.timer.cancel()
         lg.timer = None
-    if lg.clock is None or lg.status != GameStatus.PLAYING:
+    if lg.status != GameStatus.PLAYING:
         return
-    delay = max(0.0, lg.clock.deadline(lg.game.position.turn) - time.time())
+    if not clocks_run(lg.game.ply):
+        due = lg.first_move_deadline
+    else:
+        due = lg.clock.deadline(lg.game.position.turn) if lg.clock is not None else None
+    if due is None:
+        return
+    delay = max(0.0, due - time.time())
     game_id = lg.id
     lg.timer = asyncio.get_running_loop().call_later(delay, lambda: live.spawn(flag(live, game_id)))
 
 
 async def flag(live: LivePlay, game_id: int) -> bool:
-    """Flag the side to move if its time has run out, as stored; True if this ended the game.
-    A failed write is left to the next sweep (`flag_due`), which retries until it is stored."""
+    """Flag the side to move if its time has run out, or abort the game if a first move is
+    overdue, as stored; True if this ended the game. A failed write is left to the next sweep
+    (`flag_due`), which retries until it is stored."""
     async with live.game_lock(game_id):
         try:
             async with live.db.session() as session:
                 row = await locked_row(session, game_id)
                 if row is None or row.status != GameStatus.PLAYING:
                     return False
-                clock = stored_clock(row)
-                if clock is None:
-                    return False
-                turn = turn_of(row)
-                if clock.left(turn, turn, time.time()) > 0:
+                ending = _stored_expiry(row, time.time())
+                if ending is None:
                     lg = live.games.get(game_id)
                     if lg is not None and lg.game.ply != row.ply_count:
                         _forget(live, lg)  # another process moved: it watches the clock now
                     elif lg is not None:
                         _arm(live, lg)
                     return False
-                ending = Outcome(Termination.TIMEOUT, turn.other)
                 stored = await store_ending(
                     live, session, game_id, ending.result(), ending.termination, row=row
                 )
@@ -586,9 +653,22 @@ async def flag(live: LivePlay, game_id: int) -> bool:
     return True
 
 
+def _stored_expiry(row: GameRow, now: float) -> Outcome | None:
+    """`_expired`, from a stored game's row."""
+    if not clocks_run(row.ply_count):
+        due = first_move_deadline(row)
+        return Outcome(Termination.ABORTED) if due is not None and now >= due else None
+    clock = stored_clock(row)
+    turn = turn_of(row)
+    if clock is not None and clock.left(turn, turn, now) <= 0:
+        return Outcome(Termination.TIMEOUT, turn.other)
+    return None
+
+
 async def flag_due(live: LivePlay) -> int:
-    """Flag every game whose side to move has run out (the sweep behind the timers: a game
-    whose process crashed, or whose flag could not be written)."""
+    """Flag every game whose side to move has run out, and abort every game whose first move
+    is overdue (the sweep behind the timers: a game whose process crashed, or whose flag could
+    not be written)."""
     async with live.db.session() as session:
         due = await stored_games.due(session, as_datetime(time.time()))
     flagged = 0

@@ -79,6 +79,8 @@ class LiveGame:
     draw_offer: Color | None = None  # the standing offer, as last read or written here
     # Unix seconds since which a player has had no connection, as last read or written here.
     away: dict[Color, float] = field(default_factory=dict)
+    # Unix seconds by which the side to move must make its first move (None from ply 2 on).
+    first_move_deadline: float | None = None
     timer: asyncio.TimerHandle | None = None
     # The game's lock (`LivePlay.game_lock`), held here while the game is cached so that it is
     # not made anew for every move.
@@ -301,10 +303,11 @@ class LivePlay:
         return events.table_update(table.id, self.table_payload(table))
 
     async def publish_lobby(self, table: TableInfo) -> None:
-        """Tell the lobby (if the table is public) that the table changed."""
+        """Tell the lobby (if the table is public) that the table changed: it lists tables that
+        wait for a player or play; one closed or whose game ended leaves it."""
         if table.private:
             return
-        if table.closed:
+        if table.status in (TableState.CLOSED, TableState.FINISHED):
             event = {"type": "lobby_table_removed", "room": table.room_id, "table": table.id}
         else:
             event = {

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import heartbeats
 from app.db import presence as stored
 from app.db.table_log import StoredEvent
-from app.services import absences, games, heartbeat, tables
+from app.services import absences, attendance, games, heartbeat, tables
 from app.services.live import LivePlay, PlayerRef, PlayError
 from app.timeutil import as_datetime, as_unix
 
@@ -101,22 +101,28 @@ async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, li
 
 
 async def _stand_up_absent(live: LivePlay) -> None:
-    """Seats without a game in progress whose holder has been offline past the grace period
-    are given up (the table closes when nobody is left)."""
+    """Seats without a game in progress that their holder has not watched for the grace
+    period are given up (the table closes when nobody is left); see `attendance`. A seat with
+    no attendance noted (taken before it was) follows its holder's presence instead."""
     async with live.db.session() as session:
         seats = await tables.seats_of(session, None)
         if not seats:
             return
         user_ids = sorted({user_id for _, user_id in seats})
         alive = await _alive(live, session)
+        watched = await attendance.unattended(session, seats, alive)
         online = await stored.online(session, user_ids, alive)
         users = await stored.last_seen(session, user_ids)
     cutoff = time.time() - live.settings.disconnect_grace_seconds
     for table_id, user_id in seats:
-        if user_id in online or user_id not in users:
+        if user_id not in users:
             continue
         name, seen = users[user_id]
-        if seen is not None and as_unix(seen) > cutoff:
+        if (table_id, user_id) in watched:
+            since = watched[table_id, user_id]
+            if since is None or since > cutoff:
+                continue
+        elif user_id in online or (seen is not None and as_unix(seen) > cutoff):
             continue
         try:
             await tables.leave(live, PlayerRef(user_id, name), table_id)

@@ -7,6 +7,7 @@ announced after the commit; so of two processes racing for a seat, one wins.
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import time
@@ -19,14 +20,16 @@ from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, get_variant
-from app.services import absences, events, games, heartbeat
+from app.services import absences, attendance, events, games, heartbeat
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
+    CONTROL_CHANNEL,
     LiveGame,
     LivePlay,
     PlayerRef,
     PlayError,
     TableInfo,
+    dumps,
     read_listed,
     read_table,
 )
@@ -35,6 +38,7 @@ from app.status import GameStatus, TableState
 from app.timeutil import as_datetime
 
 COLOURS = ("black", "white", "random")
+LISTED = (TableState.OPEN, TableState.PLAYING)  # what the lobby shows
 SNAPSHOT_EVENTS = 500  # a resume that missed more than this gets a snapshot instead
 
 
@@ -71,8 +75,9 @@ async def snapshot(
     async with live.db.session() as session:
         version = await table_log.head(session, table_id)
         table = await read_table(session, table_id)
-    if table is None or not may_see(table, user_id, invite):
-        raise PlayError("not_found", f"no table {table_id}")
+        if table is None or not may_see(table, user_id, invite):
+            raise PlayError("not_found", f"no table {table_id}")
+        chat_lines = await _chat_history(session, table_id, user_id, version)
     game = None
     if table.game_id is not None:
         game = await games.snapshot(live, table.game_id)
@@ -80,6 +85,7 @@ async def snapshot(
         "v": version,
         "table": live.table_payload(table, with_invite=table.seated(user_id)),
         "game": game,
+        "chat": chat_lines,
     }
 
 
@@ -226,7 +232,8 @@ async def _create_game(
         source="live",
         started_at=started,
         last_move_at=started,
-        deadline_at=as_datetime(now + base_ms / 1000) if base_ms is not None else None,
+        # No clock runs before both sides' first moves: the first side's is due.
+        deadline_at=as_datetime(now + live.settings.first_move_seconds),
     )
     await stored_tables.seat(db, table.id, black.id, white.id)
     clock = None
@@ -242,6 +249,7 @@ async def _create_game(
         white=white,
         game=Game(get_variant(table.variant), start_fen=table.start_fen),
         clock=clock,
+        first_move_deadline=now + live.settings.first_move_seconds,
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
     table.game_id, table.game_status = game_id, GameStatus.PLAYING
@@ -276,6 +284,22 @@ async def _started(
     games.start(live, lg)
     await live.announce(stored)
     await live.publish_lobby(table)
+    await _tell_players(live, lg)
+
+
+async def _tell_players(live: LivePlay, lg: LiveGame) -> None:
+    """Tell each player, on every connection of theirs to any process (watching the table or
+    not), that their game has started: `your_game`, through the control channel."""
+    for colour, player, opponent in (
+        (Color.BLACK, lg.black, lg.white),
+        (Color.WHITE, lg.white, lg.black),
+    ):
+        notice = events.your_game(
+            lg.table_id, lg.id, colour.value, opponent.payload(), lg.first_move_deadline
+        )
+        await live.publish(
+            CONTROL_CHANNEL, {"type": "your_game", "user_id": player.id, "notice": notice}
+        )
 
 
 async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None = None) -> None:
@@ -348,6 +372,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         else:
             table.closed = True
             await stored_tables.close(session, table_id, now)
+        await attendance.forget(session, table_id, None if table.closed else user.id)
         out: list[events.TableEvent] = [live.table_update(table)]
         if table.closed:
             out.append(events.table_closed(table_id, "everyone left"))
@@ -402,13 +427,63 @@ async def chat(
         if table is None or table.closed:
             raise PlayError("not_found", f"no table {table_id}")
         stored = await live.record(
-            session,
-            table_id,
-            [events.chat(table_id, user.payload(), text)],
-            as_datetime(time.time()),
+            session, table_id, [_chat_line(table, user, text)], as_datetime(time.time())
         )
         await session.commit()
     await live.announce(stored)
+
+
+def _chat_line(table: TableInfo, user: PlayerRef, text: str) -> events.Chat:
+    """A seated player writes to the players' channel, anyone else to the spectators'; during
+    a game the spectators' lines are kept from its two players."""
+    if table.seated(user.id):
+        return events.chat(table.id, user.payload(), text, "players")
+    hidden = [p.id for p in table.players] if table.status == TableState.PLAYING else None
+    return events.chat(table.id, user.payload(), text, "spectators", hidden)
+
+
+_CHAT_HEAD = '{"type":"chat",'
+_HIDDEN = '"hide_from":'
+CHAT_HISTORY = 50  # chat lines in a table snapshot
+
+
+def kept_from(event: StoredEvent) -> tuple[str, frozenset[int]] | None:
+    """For a spectators' line written during a game: the frame clients get (without the
+    stored list of whom it must not reach) and the players it is kept from; None for any
+    other event (its frame goes to everyone)."""
+    payload = event.payload
+    if not payload.startswith(_CHAT_HEAD) or _HIDDEN not in payload:
+        return None
+    data = json.loads(payload)
+    hidden = frozenset(data.pop("hide_from", ()))
+    return dumps({"v": event.seq} | data), hidden
+
+
+def frame_for(event: StoredEvent, user_id: int | None) -> str | None:
+    """The event's frame as `user_id` may receive it; None: it is not for them."""
+    kept = kept_from(event)
+    if kept is None:
+        return event.frame
+    frame, hidden = kept
+    return None if user_id is not None and user_id in hidden else frame
+
+
+async def _chat_history(
+    db: Executor, table_id: int, user_id: int | None, upto: int
+) -> list[dict[str, Any]]:
+    """The table's last `CHAT_HISTORY` chat lines up to event `upto` that `user_id` may see,
+    oldest first, as the `chat` events show them."""
+    found: list[dict[str, Any]] = []
+    while len(found) < CHAT_HISTORY:
+        rows = await table_log.latest_starting(db, table_id, _CHAT_HEAD, upto, CHAT_HISTORY)
+        for event in rows:
+            frame = frame_for(event, user_id)
+            if frame is not None and len(found) < CHAT_HISTORY:
+                found.append(json.loads(frame))
+        if len(rows) < CHAT_HISTORY:
+            break
+        upto = rows[-1].seq - 1
+    return found[::-1]
 
 
 async def record_closing(
@@ -417,6 +492,7 @@ async def record_closing(
     """Close a table (its game already ended) in the caller's transaction, with its events."""
     now = as_datetime(time.time())
     await stored_tables.close(db, table_id, now)
+    await attendance.forget(db, table_id)
     table = await read_table(db, table_id)
     assert table is not None
     return await live.record(
@@ -431,11 +507,13 @@ async def record_closing(
 
 
 async def lobby(live: LivePlay) -> list[dict[str, Any]]:
-    """Every listed room with its public tables that wait for a player or play."""
+    """Every listed room with its public tables that wait for a player or play (a table
+    whose game ended is kept for its players' rematch, but no longer listed)."""
     async with live.db.session() as session:
         rooms = await stored_tables.listed_rooms(session)
         by_room: dict[int, list[dict[str, Any]]] = {room.id: [] for room in rooms}
         listed = await read_listed(session, list(by_room))
         for table in listed:  # one query, however many tables (a snapshot per new subscriber)
-            by_room[table.room_id].append(live.table_payload(table))
+            if table.status in LISTED:
+                by_room[table.room_id].append(live.table_payload(table))
     return [room_payload(room) | {"tables": by_room[room.id]} for room in rooms]

@@ -41,11 +41,30 @@ async def test_players_on_two_servers_play_one_game(two_servers: list[Served]) -
             assert (await client.expect("game_ended"))["termination"] == "resignation"
 
 
+async def test_a_player_is_told_of_their_game_on_another_server(
+    two_servers: list[Served],
+) -> None:
+    one, two = two_servers
+    token = await guest_token(two.url)
+    async with (
+        guest(one.url) as a,
+        connect(two.url, token) as b,
+        connect(one.url, token) as b_elsewhere,  # another page, on the other server
+    ):
+        match = await start_game(a, b)
+        told = await b_elsewhere.expect("your_game")
+        assert (told["game"], told["colour"], told["opponent"]["id"]) == (
+            match.id,
+            "white",
+            a.user_id,
+        )
+
+
 async def test_a_flag_falls_once_across_servers(two_servers: list[Served]) -> None:
     one, two = two_servers
     async with guest(one.url) as a, guest(two.url) as b:
         match = await start_game(a, b, clock={"base": 1, "increment": 0})
-        await match.play("11-15")
+        await match.play("11-15", "22-18")  # the clocks run from here
         assert (await a.expect("game_ended"))["termination"] == "timeout"
         await b.expect("game_ended")
         for client in (a, b):
@@ -102,8 +121,12 @@ async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
             first = (await host.expect("table"))["table"]["id"]
             await host.send(type="open", room="english-casual")
             second = (await host.expect("table"))["table"]["id"]
-        # The page reloads and the balancer sends it to the other server.
-        async with connect(two.url, token):
+        # The page reloads, the balancer sends it to the other server, and it watches the
+        # host's tables again.
+        async with connect(two.url, token) as back:
+            for table_id in (first, second):
+                await back.send(type="watch", table=table_id)
+                await back.expect("table")
             await asyncio.sleep(grace * 1.5)
             # Still connected to the other server while leaving this one: seats stay too.
             async with connect(one.url, token):

@@ -67,22 +67,23 @@ async def test_a_flag_falls_with_nobody_sending_anything(server: Served) -> None
     async with guest(server.url) as a, guest(server.url) as b:
         match = await start_game(a, b, clock={"base": 1, "increment": 0})
         assert match.game["clocks"] == {"black": 1000, "white": 1000}
+        await match.play("11-15", "22-18")  # the clocks run from here
         ended = await a.expect("game_ended")  # Black, to move, never moves
         assert (ended["result"], ended["termination"], ended["winner"]) == (
             "0-1",
             "timeout",
             "white",
         )
-        assert ended["clocks"]["black"] == 0
+        assert ended["clocks"] == {"black": 0, "white": 1000}
         assert (await b.expect("game_ended"))["termination"] == "timeout"
-        await a.send(type="move", game=match.id, move="11-15", ply=0)
+        await a.send(type="move", game=match.id, move="15x22", ply=2)
         assert (await a.error())["code"] == "game_over"
 
 
 async def test_the_increment_is_added_after_each_move(server: Served) -> None:
     async with guest(server.url) as a, guest(server.url) as b:
         match = await start_game(a, b, clock={"base": 60, "increment": 5})
-        event = await match.play("11-15")
+        event = await match.play("11-15", "22-18", "15x22")  # the clocks run from ply 2
         assert 60_000 < event["clocks"]["black"] <= 65_000
         assert event["clocks"]["white"] == 60_000
 

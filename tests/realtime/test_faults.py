@@ -274,7 +274,7 @@ async def test_a_database_outage_heals_by_itself(db_url: str, tmp_path: Path) ->
             a, b, c, d = [await stack.enter_async_context(connect(server.url, t)) for t in tokens]
             timed = await start_game(a, b, clock={"base": 3, "increment": 0})
             untimed = await start_game(c, d, clock=None)
-            await timed.play("11-15")
+            await timed.play("11-15", "22-18")  # the clocks run from here
             async with database_outage(db_url):
                 async with httpx.AsyncClient(base_url=server.url) as http:
                     health = await http.get("/healthz")
@@ -283,9 +283,9 @@ async def test_a_database_outage_heals_by_itself(db_url: str, tmp_path: Path) ->
                     async with connect(server.url, tokens[0]):
                         pass
                 assert refused.value.rcvd is not None and refused.value.rcvd.code == 1013
-                await asyncio.sleep(4)  # White's 3 s run out meanwhile
+                await asyncio.sleep(4)  # Black's 3 s run out meanwhile
             ended = await a.expect("game_ended", game=timed.id)
-            assert (ended["result"], ended["termination"]) == ("1-0", "timeout")
+            assert (ended["result"], ended["termination"]) == ("0-1", "timeout")
             await untimed.play("11-15")  # refused with server_error, it would time out here
             await b.expect("game_ended", game=timed.id)
             for client in (a, b):

@@ -106,15 +106,16 @@ async def test_a_host_who_comes_back_within_the_grace_period_keeps_the_table(
         async with connect(server.url, token) as host:
             await host.send(type="open", room="english-casual")
             table = (await host.expect("table"))["table"]
-        # A page reload: the socket drops and the same user connects again at once.
+        # A page reload: the socket drops, the same user connects again at once and the
+        # page watches the table again.
         async with connect(server.url, token) as host:
-            await asyncio.sleep(GRACE_SECONDS * 1.5)
-            kept = await listed(lobby, table["id"])
-            assert kept is not None and [p["id"] for p in kept["players"]] == [host.user_id]
             await host.send(type="watch", table=table["id"])
             snapshot = await host.expect("table")
             assert snapshot["table"]["status"] == "open"
             assert snapshot["table"]["invite"] == table["invite"]
+            await asyncio.sleep(GRACE_SECONDS * 1.5)
+            kept = await listed(lobby, table["id"])
+            assert kept is not None and [p["id"] for p in kept["players"]] == [host.user_id]
             async with guest(server.url) as guest_player:
                 await guest_player.send(type="sit", table=table["id"])
                 started = await host.expect("game_started")

@@ -80,6 +80,7 @@ class ServerProcess:
             "ENVIRONMENT": "test",
             "DATABASE_URL": settings.database_url,
             "DISCONNECT_GRACE_SECONDS": str(settings.disconnect_grace_seconds),
+            "FIRST_MOVE_SECONDS": str(settings.first_move_seconds),
             "HEARTBEAT_SECONDS": str(settings.heartbeat_seconds),
             "SWEEP_SECONDS": str(settings.sweep_seconds),
             "GUESTS_PER_ADDRESS": str(settings.guests_per_address),
