@@ -51,3 +51,11 @@ def test_the_rules_import_nothing_of_the_server() -> None:
         for module, names in imports_of("rules").items()
     }
     assert {module: names for module, names in wrong.items() if names} == {}
+
+
+def test_the_ratings_import_nothing_of_the_server() -> None:
+    wrong = {
+        module: sorted(name for name in names if not name.startswith("app.ratings"))
+        for module, names in imports_of("ratings").items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}
