@@ -52,6 +52,19 @@ class MoveEvent(TypedDict):
     at: float
 
 
+class RatingSide(TypedDict):
+    """One player's rating before and after a rated game (whole points), and the difference."""
+
+    before: int
+    after: int
+    diff: int
+
+
+class RatingChanges(TypedDict):
+    black: RatingSide
+    white: RatingSide
+
+
 class GameEnded(TypedDict):
     type: Literal["game_ended"]
     table: int
@@ -60,6 +73,7 @@ class GameEnded(TypedDict):
     termination: str
     winner: str | None
     clocks: Clocks | None
+    rating_change: RatingChanges | None  # None: a casual game, or one that moved no rating
     reason: NotRequired[str]
 
 
@@ -166,8 +180,10 @@ def game_ended(
     termination: str,
     clocks: Clocks | None,
     reason: str | None = None,
+    rating_change: RatingChanges | None = None,
 ) -> GameEnded:
-    """`reason`: an administrator's explanation, shown to the players."""
+    """`reason`: an administrator's explanation, shown to the players; `rating_change`: what a
+    rated game did to both ratings."""
     winner = Result(result).winner
     event: GameEnded = {
         "type": "game_ended",
@@ -177,6 +193,7 @@ def game_ended(
         "termination": termination,
         "winner": None if winner is None else winner.value,
         "clocks": clocks,
+        "rating_change": rating_change,
     }
     if reason is not None:
         event["reason"] = reason

@@ -28,7 +28,7 @@ from app.db.models import User
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_ACCEPTED, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
-from app.services import events, heartbeat
+from app.services import events, heartbeat, ratings
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
 from app.services.game_state import (
@@ -470,7 +470,10 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             **ending,
         )
         try:
-            stored = await live.writer.store(commit)
+            if outcome is not None and lg.table is not None and lg.table.rated:
+                stored = await _store_final_move(live, commit, made)
+            else:
+                stored = await live.writer.store(commit)
         except Exception as exc:
             _forget(live, lg)  # the cache already holds the move: rebuild it on next use
             raise PlayError("server_error", "the move could not be stored; try again") from exc
@@ -495,6 +498,42 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 await _table_changed(live, lg.table_id)
         else:
             _arm(live, lg)
+
+
+async def _store_final_move(
+    live: LivePlay, commit: MoveCommit, made: list[events.TableEvent]
+) -> list[StoredEvent] | None:
+    """Store a move that ends a rated game, in a transaction of its own rather than through the
+    move writer, whose batch statement holds no rating update: the ratings move in the
+    transaction that stores the game's end (`ratings.apply`), and its `game_ended` carries the
+    change. As the writer's, the write is conditional on the game's row (locked here) being in
+    progress at the ply before; None if it was not. A game has one final move, so the writer's
+    batching is not missed."""
+    async with live.db.session() as session:
+        row = await locked_row(session, commit.game_id)
+        if row is None or row.status != GameStatus.PLAYING or row.ply_count != commit.ply - 1:
+            return None
+        row.ply_count, row.last_move_at = commit.ply, commit.at
+        row.black_clock_ms, row.white_clock_ms = commit.black_ms, commit.white_ms
+        row.status, row.result, row.termination = commit.status, commit.result, commit.termination
+        row.finished_at, row.deadline_at, row.draw_offer = commit.at, None, None
+        session.add(
+            MoveRow(
+                game_id=commit.game_id,
+                ply=commit.ply,
+                move=commit.move,
+                clock_ms=commit.clock_ms,
+                played_at=commit.at,
+            )
+        )
+        await session.flush()
+        rating_change = await ratings.apply(session, row, commit.at)
+        for event in made:
+            if event["type"] == "game_ended":
+                event["rating_change"] = rating_change
+        stored = await live.record(session, commit.table_id, made, commit.at)
+        await session.commit()
+    return stored
 
 
 async def _table_changed(live: LivePlay, table_id: int) -> None:
@@ -555,6 +594,7 @@ async def store_ending(
     row.finished_at, row.deadline_at, row.draw_offer = as_datetime(now), None, None
     row.black_away_since = row.white_away_since = None
     await db.flush()
+    rating_change = await ratings.apply(db, row, as_datetime(now))
     GAMES_FINISHED.labels(row.variant, termination).inc()
     assert row.table_id is not None
     table = await read_table(db, row.table_id)
@@ -563,7 +603,9 @@ async def store_ending(
         db,
         row.table_id,
         [
-            events.game_ended(row.table_id, game_id, result, termination, clocks, reason),
+            events.game_ended(
+                row.table_id, game_id, result, termination, clocks, reason, rating_change
+            ),
             live.table_update(table),
         ],
         as_datetime(now),

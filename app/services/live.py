@@ -126,6 +126,7 @@ class TableInfo:
     game_id: int | None = None  # the latest game played here
     game_status: str | None = None  # and its status
     rematch: frozenset[int] = frozenset()  # who asked for a rematch since it ended
+    rated: bool = False  # its games move ratings (`app.services.ratings`)
 
     @property
     def players(self) -> list[PlayerRef]:
@@ -179,6 +180,7 @@ _TABLE_QUERY = (
         GameTable.rematch,
         GameRow.id,
         GameRow.status,
+        GameTable.rated,
     )
     .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
     .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
@@ -204,7 +206,7 @@ async def read_tables(db: Executor, *where: ColumnElement[bool]) -> list[TableIn
 
 def _table_of(row: Sequence[Any]) -> TableInfo:
     (id_, room, variant, base, increment, colour, private, invite, fen) = row[:9]
-    owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:]
+    owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:17]
     return TableInfo(
         id=id_,
         room_id=room,
@@ -221,6 +223,7 @@ def _table_of(row: Sequence[Any]) -> TableInfo:
         game_id=game_id,
         game_status=game_status,
         rematch=frozenset(rematch or ()),
+        rated=bool(row[17]),
     )
 
 
@@ -327,6 +330,7 @@ class LivePlay:
             "clock": table.clock_payload(),
             "colour": table.colour,
             "private": table.private,
+            "rated": table.rated,
             "invite": table.invite if with_invite else None,
             "start_fen": table.start_fen,
             "status": table.status,
