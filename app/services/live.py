@@ -207,6 +207,7 @@ async def read_tables(db: Executor, *where: ColumnElement[bool]) -> list[TableIn
 def _table_of(row: Sequence[Any]) -> TableInfo:
     (id_, room, variant, base, increment, colour, private, invite, fen) = row[:9]
     owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:17]
+    rated = row[17]
     return TableInfo(
         id=id_,
         room_id=room,
@@ -223,7 +224,7 @@ def _table_of(row: Sequence[Any]) -> TableInfo:
         game_id=game_id,
         game_status=game_status,
         rematch=frozenset(rematch or ()),
-        rated=bool(row[17]),
+        rated=bool(rated),
     )
 
 

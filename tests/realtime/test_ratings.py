@@ -5,6 +5,7 @@ rated; an ending raced on two server processes rates the game once."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -105,7 +106,7 @@ async def stored(db_url: str) -> tuple[list[tuple[int, str, str, int]], int]:
         async with db.session() as session:
             rows = await session.execute(
                 select(Rating.user_id, Rating.variant, Rating.category, Rating.games).order_by(
-                    Rating.user_id
+                    Rating.user_id, Rating.category
                 )
             )
             changes = await session.scalar(select(func.count()).select_from(RatingChange))
@@ -219,5 +220,25 @@ async def test_endings_raced_on_two_servers_rate_the_game_once(
             await client.send(type="ping")
             await client.expect("pong")
             assert sum(m["type"] == "game_ended" for m in client.seen) == 1
+        # A resignation sent on one server as the flag falls on the other (whose timer serves
+        # the clock: it stored the last move). Whichever is stored first ends the game.
+        bullet = await start_game(a, b, clock={"base": 2, "increment": 0}, rated=True)
+        last = await bullet.play("11-15", "22-18")
+        deadline = (last["at"] + last["clocks"]["black"]) / 1000
+        await asyncio.sleep(max(0.0, deadline - time.time()))
+        await a.send(type="resign", game=bullet.id)
+        ended = [await c.expect("game_ended", game=bullet.id) for c in (a, b)]
+        assert ended[0]["termination"] in ("resignation", "timeout")
+        assert ended[0]["rating_change"] == ended[1]["rating_change"] is not None
+        for client in (a, b):
+            await client.send(type="ping")
+            await client.expect("pong")
+            assert sum(m["type"] == "game_ended" for m in client.seen) == 2
     rows, changes = await stored(db_url)
-    assert [r[3] for r in rows] == [1, 1] and changes == 2
+    assert [(r[2], r[3]) for r in rows] == [
+        ("blitz", 1),
+        ("bullet", 1),
+        ("blitz", 1),
+        ("bullet", 1),
+    ]
+    assert changes == 4
