@@ -378,7 +378,11 @@ async def close_room(
 
 
 async def _target_user(session: AsyncSession, actor: User, user_id: int, verb: str) -> User:
-    user = await session.scalar(select(User).where(User.id == user_id).with_for_update())
+    # FOR NO KEY UPDATE: a ban changes no key, and an ending stored meanwhile (holding its
+    # game's row) may need the key-share lock of its `rating_changes` on this user.
+    user = await session.scalar(
+        select(User).where(User.id == user_id).with_for_update(key_share=True)
+    )
     if user is None:
         raise NotFound(f"user {user_id}")
     if user.id == actor.id:

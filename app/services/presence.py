@@ -30,7 +30,11 @@ SWITCH_SECONDS = 5.0  # a stopped process's users have this long to connect else
 
 
 async def _lock_user(session: AsyncSession, user_id: int) -> None:
-    await session.execute(select(User.id).where(User.id == user_id).with_for_update())
+    """Serialise the user's presence changes. `FOR NO KEY UPDATE`: it still excludes another
+    presence change, but not the key-share lock a row referring to the user takes (a game's
+    `rating_changes`, written by a transaction that already holds the game's row, which a
+    presence change then locks: with a full lock the two would deadlock)."""
+    await session.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
 
 
 async def _alive(live: LivePlay, session: AsyncSession) -> set[str]:

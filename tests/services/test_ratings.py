@@ -14,7 +14,7 @@ from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import Rating, RatingChange, User
 from app.rules import Result
-from app.services import ratings
+from app.services import presence, ratings
 from app.status import GameStatus
 from app.timeutil import utcnow
 
@@ -173,3 +173,24 @@ async def test_concurrent_games_of_one_player_each_count(db: Database) -> None:
     await asyncio.gather(_apply(db, one), _apply(db, two))
     rows, changes = await _counts(db)
     assert (a, "blitz", 2) in rows and changes == 4
+
+
+async def test_rating_a_game_does_not_wait_for_a_presence_change_of_its_player(
+    db: Database,
+) -> None:
+    """A presence change locks the user's row and then their games' rows; an ending holds its
+    game's row and then writes `rating_changes`, whose key refers to the user. The presence
+    lock leaves that reference free, so the two cannot deadlock."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("row locks are PostgreSQL's")
+    black, white = await _players(db, "registered", "registered")
+    game = await _ended_game(db, black, white)
+    async with db.session() as holding, db.session() as ending:
+        await presence._lock_user(holding, white)
+        await ending.execute(text("SET LOCAL lock_timeout = '5s'"))
+        row = await ending.get(GameRow, game)
+        assert row is not None
+        assert await ratings.apply(ending, row, utcnow()) is not None
+        await ending.commit()
+        await holding.rollback()
+    assert (await _counts(db))[1] == 2
