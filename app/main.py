@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
 from app import lifespan as parts
-from app.api import admin, auth, games, health, players, rooms
+from app.api import admin, auth, games, health, leaderboard, players, rooms
 from app.api.errors import install_error_handlers
 from app.broker import create_broker
 from app.config import Settings, get_settings
@@ -142,6 +142,7 @@ def create_app(settings: Settings | None = None) -> CheckersApp:
     app.include_router(auth.router)
     app.include_router(games.router)
     app.include_router(players.router)
+    app.include_router(leaderboard.router)
     app.include_router(admin.router)
     app.include_router(rooms.router)
 

@@ -118,3 +118,11 @@ def test_these_services_state_no_sql(service: str) -> None:
         elif isinstance(node, ast.Import):
             used.update(a.name for a in node.names if a.name.startswith("sqlalchemy"))
     assert sorted(name for name in used if name.rpartition(".")[2] not in SQLALCHEMY_ALLOWED) == []
+
+
+def test_the_ratings_import_nothing_of_the_server() -> None:
+    wrong = {
+        module: sorted(name for name in names if not name.startswith("app.ratings"))
+        for module, names in imports_of("ratings").items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}

@@ -19,8 +19,9 @@ from app.api.games import (
 )
 from app.api.params import NAME_PATTERN
 from app.api.schemas.archive import GamesPage, PlayerProfilePublic
+from app.api.schemas.ratings import RatingHistoryPublic, RatingPointPublic, RatingSeriesPublic
 from app.api.viewer import ViewerDep
-from app.services import archive
+from app.services import archive, ratings
 from app.services.archive import GameFilter
 
 router = APIRouter(prefix="/api/players", tags=["players"])
@@ -34,10 +35,32 @@ PlayerName = Annotated[
 async def get_player(
     session: ArchiveSessionDep, viewer: ViewerDep, name: PlayerName
 ) -> PlayerProfilePublic:
-    """A player's games, wins, losses and draws per variant, and when they were last seen.
+    """A player's games, wins, losses and draws per variant, when they were last seen, and
+    their ratings.
 
     Games of private tables count only for their players and administrators."""
-    return PlayerProfilePublic.of(await archive.player_profile(session, name, viewer))
+    profile = await archive.player_profile(session, name, viewer)
+    return PlayerProfilePublic.of(profile, await ratings.player_ratings(session, profile.name))
+
+
+@router.get(
+    "/{name}/rating-history", response_model=RatingHistoryPublic, responses={404: ERRORS[404]}
+)
+async def rating_history(session: ArchiveSessionDep, name: PlayerName) -> RatingHistoryPublic:
+    """The player's rating at the end of each day (UTC) they played rated games, per variant
+    and category."""
+    spelled, series = await ratings.rating_history(session, name)
+    return RatingHistoryPublic(
+        name=spelled,
+        data=[
+            RatingSeriesPublic(
+                variant=variant,
+                category=category,
+                points=[RatingPointPublic.of(p) for p in points],
+            )
+            for (variant, category), points in sorted(series.items())
+        ],
+    )
 
 
 @router.get("/{name}/games", response_model=GamesPage, responses=ERRORS)

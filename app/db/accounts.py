@@ -15,6 +15,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import AuthToken, User
+from app.db.table_log import Executor
 
 
 async def find_user(session: AsyncSession, name: str) -> User | None:
@@ -53,9 +54,18 @@ async def add_imported_users(session: AsyncSession, names: Iterable[str]) -> dic
     return {user.name: user.id for user in users}
 
 
+async def kind_of(db: Executor, user_id: int) -> str | None:
+    """The account's kind (None: no such user)."""
+    return await db.scalar(select(User.kind).where(User.id == user_id))
+
+
 async def lock_user(session: AsyncSession, user_id: int) -> User | None:
-    """The account by id, locked until the transaction ends."""
-    return await session.scalar(select(User).where(User.id == user_id).with_for_update())
+    """The account by id, locked until the transaction ends. `FOR NO KEY UPDATE`: a change to
+    an account changes no key, and an ending stored meanwhile (holding its game's row) may need
+    the key-share lock of its `rating_changes` on this user."""
+    return await session.scalar(
+        select(User).where(User.id == user_id).with_for_update(key_share=True)
+    )
 
 
 @dataclass(frozen=True)

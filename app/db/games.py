@@ -192,42 +192,63 @@ async def write_batch(
     ]
 
 
+def _move_values(m: MoveCommit) -> dict[str, object]:
+    """`_MOVE_SQL`'s parameters for the move."""
+    return {
+        "game_id": m.game_id,
+        "ply": m.ply,
+        "at": m.at,
+        "black_ms": m.black_ms,
+        "white_ms": m.white_ms,
+        "status": m.status,
+        "result": m.result,
+        "termination": m.termination,
+        "deadline": m.deadline,
+    }
+
+
+def _move_row(m: MoveCommit) -> dict[str, object]:
+    """The move's row in `moves`."""
+    return {
+        "game_id": m.game_id,
+        "ply": m.ply,
+        "move": m.move,
+        "clock_ms": m.clock_ms,
+        "played_at": m.at,
+    }
+
+
 async def write_each(conn: AsyncConnection, moves: list[MoveCommit]) -> list[Stored]:
     """One conditional update per move, in one transaction (SQLite writes in-process)."""
     stored: list[Stored] = []
     rows: list[dict[str, object]] = []
     async with conn.begin():
         for m in moves:
-            result = await conn.execute(
-                _MOVE_SQL,
-                {
-                    "game_id": m.game_id,
-                    "ply": m.ply,
-                    "at": m.at,
-                    "black_ms": m.black_ms,
-                    "white_ms": m.white_ms,
-                    "status": m.status,
-                    "result": m.result,
-                    "termination": m.termination,
-                    "deadline": m.deadline,
-                },
-            )
+            result = await conn.execute(_MOVE_SQL, _move_values(m))
             if result.rowcount != 1:
                 stored.append(None)
                 continue
-            rows.append(
-                {
-                    "game_id": m.game_id,
-                    "ply": m.ply,
-                    "move": m.move,
-                    "clock_ms": m.clock_ms,
-                    "played_at": m.at,
-                }
-            )
+            rows.append(_move_row(m))
             stored.append(await table_log.append(conn, m.table_id, m.events, m.at))
         if rows:
             await conn.execute(insert(Move), rows)
     return stored
+
+
+async def write_one(session: AsyncSession, m: MoveCommit) -> Game | None:
+    """Store one move in the caller's transaction with the same conditional statement, its
+    game's row locked first, but not its events (the caller appends them once it knows all they
+    say, e.g. a rating change); the game's row as stored, or None if the game was not in
+    progress at the ply before."""
+    row = await locked(session, m.game_id)
+    if row is None:
+        return None
+    result = await session.execute(_MOVE_SQL, _move_values(m))
+    if result.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    await session.execute(insert(Move), [_move_row(m)])
+    await session.refresh(row)
+    return row
 
 
 async def confirm(

@@ -18,8 +18,12 @@ from app.db.table_log import Executor
 
 
 async def lock_user(db: Executor, user_id: int) -> None:
-    """Lock the user's row until the transaction ends."""
-    await db.execute(select(User.id).where(User.id == user_id).with_for_update())
+    """Serialise the user's presence changes: lock the user's row until the transaction ends.
+    `FOR NO KEY UPDATE`: it still excludes another presence change, but not the key-share lock
+    a row referring to the user takes (a game's `rating_changes`, written by a transaction that
+    already holds the game's row, which a presence change then locks: with a full lock the two
+    would deadlock)."""
+    await db.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
 
 
 async def add(db: Executor, instance: str, user_id: int, since: datetime) -> None:

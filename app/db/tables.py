@@ -53,6 +53,7 @@ _TABLE_QUERY = (
         GameTable.rematch,
         Game.id,
         Game.status,
+        GameTable.rated,
     )
     .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
     .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
@@ -92,8 +93,9 @@ async def listed_rooms(db: Executor) -> list[Room]:
 
 
 async def lock_host(db: Executor, user_id: int) -> None:
-    """Lock a user's row against deletion and key changes only (`FOR KEY SHARE`), so that
-    tables opened at once by one user in different rooms count each other."""
+    """Lock a user's row (`FOR NO KEY UPDATE`: it excludes another opening by the user, not
+    the key-share lock of a row referring to the user), so that tables opened at once by one
+    user in different rooms count each other."""
     await db.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
 
 

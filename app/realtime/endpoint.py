@@ -307,6 +307,7 @@ async def _open(hub: Hub, conn: Connection, m: p.Open) -> None:
         colour=m.colour,
         private=m.private,
         start_fen=m.start_fen,
+        rated=m.rated,
     )
     await hub.watch(conn, table["id"])
 

@@ -60,6 +60,7 @@ class Open(Message):
     colour: Literal["black", "white", "random"] = "random"
     private: bool = False
     start_fen: Annotated[str, Field(max_length=200)] | None = None
+    rated: bool = False  # rated: its games move both players' ratings (registered accounts)
 
 
 class TableMessage(Message):

@@ -53,6 +53,19 @@ class MoveEvent(TypedDict):
     first_move_deadline: int | None  # Unix ms: the next side's first move is due (ply 1 only)
 
 
+class RatingSide(TypedDict):
+    """One player's rating before and after a rated game (whole points), and the difference."""
+
+    before: int
+    after: int
+    diff: int
+
+
+class RatingChanges(TypedDict):
+    black: RatingSide
+    white: RatingSide
+
+
 class GameEnded(TypedDict):
     type: Literal["game_ended"]
     table: int
@@ -61,6 +74,7 @@ class GameEnded(TypedDict):
     termination: str
     winner: str | None
     clocks: Clocks | None
+    rating_change: RatingChanges | None  # None: a casual game, or one that moved no rating
     reason: NotRequired[str]
 
 
@@ -187,8 +201,10 @@ def game_ended(
     termination: str,
     clocks: Clocks | None,
     reason: str | None = None,
+    rating_change: RatingChanges | None = None,
 ) -> GameEnded:
-    """`reason`: an administrator's explanation, shown to the players."""
+    """`reason`: an administrator's explanation, shown to the players; `rating_change`: what a
+    rated game did to both ratings."""
     winner = Result(result).winner
     event: GameEnded = {
         "type": "game_ended",
@@ -198,6 +214,7 @@ def game_ended(
         "termination": termination,
         "winner": None if winner is None else winner.value,
         "clocks": clocks,
+        "rating_change": rating_change,
     }
     if reason is not None:
         event["reason"] = reason

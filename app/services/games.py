@@ -25,7 +25,7 @@ from app.db.models import Game as GameRow
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
-from app.services import events, heartbeat, refusals
+from app.services import events, heartbeat, ratings, refusals
 from app.services.clocks import GameClock
 from app.services.commits import MoveCommit
 from app.services.game_state import (
@@ -453,7 +453,10 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             **ending,
         )
         try:
-            stored = await live.writer.store(commit)
+            if outcome is not None and lg.table is not None and lg.table.rated:
+                stored = await _store_final_move(live, commit, made)
+            else:
+                stored = await live.writer.store(commit)
         except Exception as exc:
             _forget(live, lg)  # the cache already holds the move: rebuild it on next use
             raise PlayError("server_error", "the move could not be stored; try again") from exc
@@ -500,6 +503,28 @@ def _clock_after(clock: GameClock | None, mover: Color, ply: int, now: float) ->
     if not clocks_run(ply):
         return GameClock(clock.increment_ms, clock.black_ms, clock.white_ms, now)
     return clock.after_move(mover, now)
+
+
+async def _store_final_move(
+    live: LivePlay, commit: MoveCommit, made: list[events.TableEvent]
+) -> list[StoredEvent] | None:
+    """Store a move that ends a rated game, in a transaction of its own rather than through the
+    move writer, whose batch statement holds no rating update: the ratings move in the
+    transaction that stores the game's end (`ratings.apply`), and its `game_ended` carries the
+    change. The write is the writer's conditional move statement (`app.db.games.write_one`);
+    None if the game was not in progress at the ply before. A game has one final move, so the
+    writer's batching is not missed."""
+    async with live.db.session() as session:
+        row = await stored_games.write_one(session, commit)
+        if row is None:
+            return None
+        rating_change = await ratings.apply(session, row, commit.at)
+        for event in made:
+            if event["type"] == "game_ended":
+                event["rating_change"] = rating_change
+        stored = await live.record(session, commit.table_id, made, commit.at)
+        await session.commit()
+    return stored
 
 
 async def _table_changed(live: LivePlay, table_id: int) -> None:
@@ -555,6 +580,7 @@ async def store_ending(
     await stored_games.end(
         db, row, GameStatus.ended_with(result), result, termination, as_datetime(now), frozen
     )
+    rating_change = await ratings.apply(db, row, as_datetime(now))
     GAMES_FINISHED.labels(row.variant, termination).inc()
     assert row.table_id is not None
     table = await read_table(db, row.table_id)
@@ -563,7 +589,9 @@ async def store_ending(
         db,
         row.table_id,
         [
-            events.game_ended(row.table_id, game_id, result, termination, clocks, reason),
+            events.game_ended(
+                row.table_id, game_id, result, termination, clocks, reason, rating_change
+            ),
             live.table_update(table),
         ],
         as_datetime(now),

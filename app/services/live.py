@@ -125,6 +125,7 @@ class TableInfo:
     game_id: int | None = None  # the latest game played here
     game_status: str | None = None  # and its status
     rematch: frozenset[int] = frozenset()  # who asked for a rematch since it ended
+    rated: bool = False  # its games move ratings (`app.services.ratings`)
 
     @property
     def players(self) -> list[PlayerRef]:
@@ -165,7 +166,8 @@ async def read_listed(db: Executor, room_ids: list[int]) -> list[TableInfo]:
 
 def _table_of(row: Sequence[Any]) -> TableInfo:
     (id_, room, variant, base, increment, colour, private, invite, fen) = row[:9]
-    owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:]
+    owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:17]
+    rated = row[17]
     return TableInfo(
         id=id_,
         room_id=room,
@@ -182,6 +184,7 @@ def _table_of(row: Sequence[Any]) -> TableInfo:
         game_id=game_id,
         game_status=game_status,
         rematch=frozenset(rematch or ()),
+        rated=bool(rated),
     )
 
 
@@ -289,6 +292,7 @@ class LivePlay:
             "clock": table.clock_payload(),
             "colour": table.colour,
             "private": table.private,
+            "rated": table.rated,
             "invite": table.invite if with_invite else None,
             "start_fen": table.start_fen,
             "status": table.status,

@@ -20,7 +20,7 @@ from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, get_variant
-from app.services import absences, attendance, events, games, heartbeat
+from app.services import absences, attendance, events, games, heartbeat, ratings
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
     CONTROL_CHANNEL,
@@ -133,10 +133,15 @@ async def open_table(
     colour: str = "random",
     private: bool = False,
     start_fen: str | None = None,
+    rated: bool = False,
 ) -> dict[str, Any]:
-    """Open a table with `user` seated as host; `room_clock` takes the room's default clock."""
+    """Open a table with `user` seated as host; `room_clock` takes the room's default clock.
+    A `rated` table's games move both players' ratings: it needs registered accounts and the
+    standard start (as lichess, a game from a set position says little about strength)."""
     if colour not in COLOURS:
         raise PlayError("bad_message", "colour must be black, white or random")
+    if rated and start_fen is not None:
+        raise PlayError("rated_from_position", "rated games start from the standard position")
     async with live.db.session() as session:
         # Locked: a room being closed (which closes its open tables) gets no new table, and
         # two tables opened at once in a full room do not both take its last place.
@@ -165,6 +170,8 @@ async def open_table(
         # Across all rooms, so one user cannot fill rooms; the user's row is locked so that
         # tables opened at once in different rooms (whose locks differ) count each other.
         await stored_tables.lock_host(session, user.id)
+        if rated:
+            await ratings.check_may_play_rated(session, user.id)
         most = live.settings.tables_per_user
         if await stored_tables.count_hosted(session, user.id) >= most:
             raise PlayError("seat_taken", f"you already host {most} tables")
@@ -181,6 +188,7 @@ async def open_table(
             is_private=private,
             invite_code=secrets.token_urlsafe(8) if private else None,
             start_fen=start_fen,
+            rated=rated,
             event_seq=0,
         )
         table = TableInfo(
@@ -194,6 +202,7 @@ async def open_table(
             invite=row.invite_code,
             start_fen=row.start_fen,
             owner=user,
+            rated=row.rated,
         )
         stored = await live.record(session, table.id, [live.table_update(table)], row.created_at)
         await session.commit()
@@ -227,7 +236,7 @@ async def _create_game(
         clock_increment_s=table.clock_increment_s,
         black_clock_ms=base_ms,
         white_clock_ms=base_ms,
-        rated=False,
+        rated=table.rated,
         ply_count=0,
         source="live",
         started_at=started,
@@ -315,6 +324,8 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
             raise PlayError("seat_taken", f"both seats at table {table_id} are taken")
         if not players:
             raise PlayError("not_found", f"table {table_id} has no host")
+        if table.rated:
+            await ratings.check_may_play_rated(session, user.id)
         host = players[0]
         host_colour = table.colour if table.colour != "random" else random.choice(COLOURS[:2])
         black, white = (host, user) if host_colour == "black" else (user, host)

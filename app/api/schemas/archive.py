@@ -8,7 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
+from app.api.schemas.ratings import RatingPublic
 from app.services.archive import GameRecord, GameSummary, PlayerProfile
+from app.services.ratings import PlayerRating
 from app.status import GameStatus
 
 Variant = Literal["english", "pool"]
@@ -199,6 +201,17 @@ class PlayerProfilePublic(BaseModel):
                     "variants": {
                         "english": {"games": 12, "wins": 7, "losses": 3, "draws": 1, "playing": 1}
                     },
+                    "ratings": [
+                        {
+                            "category": "blitz",
+                            "variant": "english",
+                            "rating": 1662,
+                            "rd": 290.23,
+                            "volatility": 0.089998,
+                            "games": 1,
+                            "provisional": True,
+                        }
+                    ],
                 }
             ]
         }
@@ -210,9 +223,12 @@ class PlayerProfilePublic(BaseModel):
     last_seen_at: datetime | None = Field(description="Last activity, or last game started.")
     games: int
     variants: dict[str, VariantRecord]
+    ratings: list[RatingPublic] = Field(
+        description="One per variant and category the player has played rated games in."
+    )
 
     @classmethod
-    def of(cls, profile: PlayerProfile) -> PlayerProfilePublic:
+    def of(cls, profile: PlayerProfile, ratings: list[PlayerRating]) -> PlayerProfilePublic:
         return cls(
             name=profile.name,
             kind=profile.kind,
@@ -222,4 +238,5 @@ class PlayerProfilePublic(BaseModel):
             variants={
                 name: VariantRecord(**vars(stats)) for name, stats in profile.variants.items()
             },
+            ratings=[RatingPublic.of(r) for r in ratings],
         )

@@ -1,0 +1,210 @@
+"""Storage of ratings: each player's rating per variant and category (`ratings`), and what each
+rated game did to it (`rating_changes`, also the rating history).
+
+A game's update locks both players' rows in one fixed order (by user id), so two games ending
+at once for the same player, on any processes, wait for each other instead of one overwriting
+the other's update, and never deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from app.db.models import Rating, RatingChange, User
+from app.db.table_log import Executor
+
+# Leaderboard candidates: stored RD at most 75 (a live RD is never lower), written as the
+# partial index `ix_ratings_leaderboard` states it, so the planner can use that index.
+LEADERBOARD_STORED_RD = 75.0
+_CANDIDATE = text("ratings.rd <= 75")
+
+# A player's first rating in a category (lichess's default: 1500, RD 500, volatility 0.09).
+DEFAULT_RATING, DEFAULT_RD, DEFAULT_VOLATILITY = 1500.0, 500.0, 0.09
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRating:
+    """A rating row as stored (its RD as of `last_game_at`)."""
+
+    user_id: int
+    variant: str
+    category: str
+    rating: float
+    rd: float
+    volatility: float
+    games: int
+    last_game_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRow:
+    """One player's change from one game, to store."""
+
+    game_id: int
+    user_id: int
+    variant: str
+    category: str
+    rating_before: float
+    rd_before: float
+    rating_after: float
+    rd_after: float
+    volatility_after: float
+    at: datetime
+
+
+_COLUMNS = (
+    Rating.user_id,
+    Rating.variant,
+    Rating.category,
+    Rating.rating,
+    Rating.rd,
+    Rating.volatility,
+    Rating.games,
+    Rating.last_game_at,
+)
+
+
+def _stored(row: Sequence[Any]) -> StoredRating:
+    user_id, variant, category, rating, rd, volatility, games, last_game_at = row[:8]
+    return StoredRating(user_id, variant, category, rating, rd, volatility, games, last_game_at)
+
+
+async def lock_pair(
+    db: Executor, user_ids: tuple[int, int], variant: str, category: str
+) -> dict[int, StoredRating]:
+    """Both players' ratings in a category, their rows created (at the default) if missing and
+    locked until the transaction ends, in the order of their ids."""
+    ordered = sorted(set(user_ids))
+    dialect = db.dialect if isinstance(db, AsyncConnection) else db.get_bind().dialect
+    make = pg_insert if dialect.name == "postgresql" else sqlite_insert
+    await db.execute(
+        make(Rating)
+        .values(
+            [
+                {
+                    "user_id": user_id,
+                    "variant": variant,
+                    "category": category,
+                    "rating": DEFAULT_RATING,
+                    "rd": DEFAULT_RD,
+                    "volatility": DEFAULT_VOLATILITY,
+                    "games": 0,
+                    "last_game_at": None,
+                }
+                for user_id in ordered
+            ]
+        )
+        .on_conflict_do_nothing()
+    )
+    rows = await db.execute(
+        select(*_COLUMNS)
+        .where(
+            Rating.user_id.in_(ordered),
+            Rating.variant == variant,
+            Rating.category == category,
+        )
+        .order_by(Rating.user_id)
+        .with_for_update()
+    )
+    return {row.user_id: _stored(row) for row in rows}
+
+
+async def already_rated(db: Executor, game_id: int) -> bool:
+    """Whether this game's rating changes are stored."""
+    found = await db.scalar(select(RatingChange.game_id).where(RatingChange.game_id == game_id))
+    return found is not None
+
+
+async def store(
+    db: Executor,
+    rating: StoredRating,
+    values: tuple[float, float, float],
+    at: datetime,
+) -> None:
+    """A player's rating after a game (rating, RD, volatility), with one game more."""
+    new_rating, rd, volatility = values
+    await db.execute(
+        update(Rating)
+        .where(
+            Rating.user_id == rating.user_id,
+            Rating.variant == rating.variant,
+            Rating.category == rating.category,
+        )
+        .values(
+            rating=new_rating,
+            rd=rd,
+            volatility=volatility,
+            games=Rating.games + 1,
+            last_game_at=at,
+        )
+    )
+
+
+async def add_changes(db: Executor, changes: list[ChangeRow]) -> None:
+    """Store a game's changes; a second set for the same game and player violates the key."""
+    await db.execute(insert(RatingChange), [vars_of(change) for change in changes])
+
+
+def vars_of(change: ChangeRow) -> dict[str, object]:
+    return {name: getattr(change, name) for name in ChangeRow.__slots__}
+
+
+async def of_user(db: Executor, user_id: int) -> list[StoredRating]:
+    """A player's ratings, by variant and category."""
+    rows = await db.execute(
+        select(*_COLUMNS).where(Rating.user_id == user_id).order_by(Rating.variant, Rating.category)
+    )
+    return [_stored(row) for row in rows]
+
+
+async def history(db: Executor, user_id: int) -> list[tuple[str, str, datetime, float]]:
+    """(variant, category, at, rating after) of every rated game of a player, oldest first."""
+    rows = await db.execute(
+        select(
+            RatingChange.variant,
+            RatingChange.category,
+            RatingChange.at,
+            RatingChange.rating_after,
+        )
+        .where(RatingChange.user_id == user_id)
+        .order_by(RatingChange.at, RatingChange.game_id)
+    )
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+
+def leaderboard_query(variant: str, category: str, since: datetime) -> Select:  # type: ignore[type-arg]
+    """The ratings that may be on a category's leaderboard (stored RD at most
+    `LEADERBOARD_STORED_RD`, a game since `since`), best first, with their player's name;
+    banned players are left out."""
+    return (
+        select(*_COLUMNS, User.name)
+        .join(User, User.id == Rating.user_id)
+        .where(
+            Rating.variant == variant,
+            Rating.category == category,
+            _CANDIDATE,
+            Rating.last_game_at >= since,
+            User.banned.is_(False),
+        )
+        .order_by(Rating.rating.desc(), Rating.user_id)
+    )
+
+
+async def leaderboard_candidates(
+    db: Executor,
+    variant: str,
+    category: str,
+    since: datetime,
+    limit: int,
+    offset: int,
+) -> list[tuple[StoredRating, str]]:
+    rows = await db.execute(leaderboard_query(variant, category, since).limit(limit).offset(offset))
+    return [(_stored(row[:8]), row[8]) for row in rows]
