@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "app.commands.rules",
     "app.commands.server",
     "app.commands.archive",
+    "app.commands.engine",
 )
 
 

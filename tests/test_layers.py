@@ -126,3 +126,11 @@ def test_the_ratings_import_nothing_of_the_server() -> None:
         for module, names in imports_of("ratings").items()
     }
     assert {module: names for module, names in wrong.items() if names} == {}
+
+
+def test_the_engine_imports_only_the_rules() -> None:
+    wrong = {
+        module: sorted(name for name in names if not name.startswith(("app.rules", "app.engine")))
+        for module, names in imports_of("engine").items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}

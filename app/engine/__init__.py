@@ -1,0 +1,18 @@
+"""The computer opponent: search and evaluation over the rules' bitboards, levels, opening book.
+
+Pure like ``app.rules`` (which is all it imports): no I/O but reading the book shipped inside the
+package. ``search(fen, variant, limits)`` takes and returns picklable values, for a process pool.
+"""
+
+from app.engine.levels import LEVELS, MAX_LEVEL, level_limits
+from app.engine.search import Limits, SearchResult, search, search_position
+
+__all__ = [
+    "LEVELS",
+    "MAX_LEVEL",
+    "Limits",
+    "SearchResult",
+    "level_limits",
+    "search",
+    "search_position",
+]

@@ -1,0 +1,223 @@
+"""Static evaluation in hundredths of a man, from Black's side (``black_score``).
+
+Square tables are summed a byte at a time (four lookups per piece set, no loop over pieces):
+the evaluation runs at every leaf, so its cost decides the search's speed. The terms are the
+classic ones of checkers programs: material (kings worth more, pool's flying kings much more),
+advancement by phase (tempo), the back rank kept while the opponent has no king, the centre,
+runaway men (a man nobody can stop from crowning), and trading down when ahead. Mobility is
+used only to see that a side has no move: as a term it cost more nodes than it won (measured
+on the master positions: 63% agreement at depth 8 with it, 65% without, at 2.5 times the
+time).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from app.rules.board import EVEN_NOT_RIGHT, EVEN_ROWS, LONG_DIAGONAL, ODD_NOT_LEFT, ODD_ROWS
+
+Evaluator = Callable[[int, int, int, int], int]
+"""(black men, black kings, white men, white kings) -> score for Black."""
+
+MAN: Final = 100
+KING_VALUE: Final = {"english": 135, "pool": 260}
+"""A short king is worth about a man and a third; a flying king, which rules the long diagonals
+and takes from afar, about two and a half."""
+
+_ByteTable = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def _byte_table(values: Sequence[int]) -> _ByteTable:
+    """For each byte of a 32-square set and each value of it: the sum of ``values`` of its
+    squares, so that a set's total is four lookups."""
+    b0, b1, b2, b3 = (
+        tuple(sum(values[8 * k + i] for i in range(8) if v >> i & 1) for v in range(256))
+        for k in range(4)
+    )
+    return b0, b1, b2, b3
+
+
+def _row(index: int) -> int:
+    return index // 4
+
+
+def _col(index: int) -> int:
+    row = index // 4
+    return 2 * (index % 4) + (1 if row % 2 == 0 else 0)
+
+
+def _centrality(index: int) -> int:
+    """0 on the edge files and rows, up to 3 in the four central squares."""
+    row, col = _row(index), _col(index)
+    return min(row, 7 - row, col, 7 - col)
+
+
+# Phase by pieces on the board: opening (> 16), middle game (9-16), ending (<= 8).
+_PHASE: Final = tuple(2 if n <= 8 else 1 if n <= 16 else 0 for n in range(25))
+_ADVANCE: Final = (
+    (0, 1, 2, 4, 6, 9, 12, 0),  # rows from a man's own side; row 7 is the crowning row
+    (0, 2, 4, 7, 10, 14, 18, 0),
+    (0, 4, 8, 13, 19, 26, 34, 0),
+)
+_BACK_RANK: Final = (12, 8, 2)
+"""A man on its own back row guards the crowning squares; it matters less as the board empties."""
+_CENTRE_MAN: Final = (5, 4, 1)
+_CENTRE_KING: Final = (4, 5, 7)
+
+
+def _man_values(phase: int, simple: bool) -> list[int]:
+    """Black men's square values (Black's back row is squares 1-4, it moves towards 32)."""
+    values = []
+    for i in range(32):
+        row = _row(i)
+        if simple:
+            values.append(2 * row if row < 7 else 0)
+            continue
+        value = _ADVANCE[phase][row]
+        value += _CENTRE_MAN[phase] * max(0, _centrality(i) - 1)
+        if row == 0:
+            # The bridge squares (1 and 3) hold the back rank with two men.
+            value += _BACK_RANK[phase] + (4 if i in (0, 2) else 0)
+        values.append(value)
+    return values
+
+
+def _king_values(phase: int, variant: str, simple: bool) -> list[int]:
+    if simple:
+        return [0] * 32
+    values = [_CENTRE_KING[phase] * _centrality(i) - 4 for i in range(32)]
+    if variant == "pool":
+        values = [v + (12 if LONG_DIAGONAL >> i & 1 else 0) for i, v in enumerate(values)]
+    return values
+
+
+def _mirror(values: Sequence[int]) -> list[int]:
+    """White's values: the board turned half a round (square s <-> 33 - s)."""
+    return [values[31 - i] for i in range(32)]
+
+
+def _cone(index: int, black: bool) -> int:
+    """The squares a man on ``index`` could reach on its way to the crowning row."""
+    row, col = _row(index), _col(index)
+    mask = 0
+    for k in range(1, 8):
+        r = row + k if black else row - k
+        if not 0 <= r < 8:
+            break
+        for c in range(col - k, col + k + 1):
+            if 0 <= c < 8 and (r + c) % 2 == 1:
+                mask |= 1 << (r * 4 + c // 2)
+    return mask
+
+
+_BLACK_CONE: Final = tuple(_cone(i, True) for i in range(32))
+_WHITE_CONE: Final = tuple(_cone(i, False) for i in range(32))
+_RUNAWAY: Final = (0, 0, 0, 20, 30, 40, 50, 0)
+"""By rows advanced: a man whose way to the crowning row is clear is nearly a king."""
+_BLACK_HALF: Final = 0x0FFFF000
+"""Rows 3-6 from Black's side, where a black runaway is worth looking for."""
+_WHITE_HALF: Final = 0x000FFFF0
+
+
+def _steps(down: int, up: int, empty: int) -> int:
+    """One-square steps of ``down`` pieces (towards 32) and ``up`` pieces, by shifts."""
+    count = 0
+    if down:
+        count += (((down & EVEN_ROWS) << 4 | (down & ODD_NOT_LEFT) << 3) & empty).bit_count() + (
+            ((down & EVEN_NOT_RIGHT) << 5 | (down & ODD_ROWS) << 4) & empty
+        ).bit_count()
+    if up:
+        count += (((up & EVEN_ROWS) >> 4 | (up & ODD_NOT_LEFT) >> 5) & empty).bit_count() + (
+            ((up & EVEN_NOT_RIGHT) >> 3 | (up & ODD_ROWS) >> 4) & empty
+        ).bit_count()
+    return count
+
+
+def mobility(men: int, kings: int, empty: int, black: bool) -> int:
+    """How many one-square steps a side has; 0 means no move at all when it cannot capture
+    (a flying king that cannot step one square cannot go further either)."""
+    if black:
+        return _steps(men | kings, kings, empty)
+    return _steps(kings, men | kings, empty)
+
+
+@functools.cache
+def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
+    """The evaluation of ``variant`` ("english" or "pool"); ``simple`` is the weak levels':
+    material and a little advancement only."""
+    king = KING_VALUE[variant]
+    phases = []
+    for phase in range(3):
+        men = _man_values(phase, simple)
+        kings = _king_values(phase, variant, simple)
+        phases.append(
+            (_byte_table(men), _byte_table(_mirror(men)), _byte_table(kings), _byte_table(kings))
+        )
+    tables = tuple(phases)
+    phase_of = _PHASE
+
+    if simple:
+
+        def simple_score(bm: int, bk: int, wm: int, wk: int) -> int:
+            (a0, a1, a2, a3), (b0, b1, b2, b3), _, _ = tables[1]
+            return (
+                MAN * (bm.bit_count() - wm.bit_count())
+                + king * (bk.bit_count() - wk.bit_count())
+                + a0[bm & 255]
+                + a1[bm >> 8 & 255]
+                + a2[bm >> 16 & 255]
+                + a3[bm >> 24]
+                - b0[wm & 255]
+                - b1[wm >> 8 & 255]
+                - b2[wm >> 16 & 255]
+                - b3[wm >> 24]
+            )
+
+        return simple_score
+
+    black_cone, white_cone, runaway = _BLACK_CONE, _WHITE_CONE, _RUNAWAY
+
+    def black_score(bm: int, bk: int, wm: int, wk: int) -> int:
+        nbm, nbk, nwm, nwk = bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count()
+        total = nbm + nbk + nwm + nwk
+        (a0, a1, a2, a3), (b0, b1, b2, b3), (c0, c1, c2, c3), (d0, d1, d2, d3) = tables[
+            phase_of[total]
+        ]
+        black = MAN * nbm + king * nbk
+        white = MAN * nwm + king * nwk
+        score = black - white
+        # Trading down when ahead: the same lead weighs more on an emptier board.
+        trade = (score if score >= 0 else -score) * (24 - total) // 48
+        score += trade if score >= 0 else -trade
+        score += a0[bm & 255] + a1[bm >> 8 & 255] + a2[bm >> 16 & 255] + a3[bm >> 24]
+        score -= b0[wm & 255] + b1[wm >> 8 & 255] + b2[wm >> 16 & 255] + b3[wm >> 24]
+        if bk:
+            score += c0[bk & 255] + c1[bk >> 8 & 255] + c2[bk >> 16 & 255] + c3[bk >> 24]
+        if wk:
+            score -= d0[wk & 255] + d1[wk >> 8 & 255] + d2[wk >> 16 & 255] + d3[wk >> 24]
+        if nwk:
+            # Once the opponent has a king, the back rank guards nothing: undo its bonus.
+            score -= (bm & 0xF).bit_count() * 8
+        if nbk:
+            score += (wm & 0xF0000000).bit_count() * 8
+        white_pieces = wm | wk
+        men = bm & _BLACK_HALF
+        while men:
+            low = men & -men
+            men ^= low
+            i = low.bit_length() - 1
+            if not black_cone[i] & white_pieces:
+                score += runaway[i >> 2]
+        black_pieces = bm | bk
+        men = wm & _WHITE_HALF
+        while men:
+            low = men & -men
+            men ^= low
+            i = low.bit_length() - 1
+            if not white_cone[i] & black_pieces:
+                score -= runaway[7 - (i >> 2)]
+        return score
+
+    return black_score

@@ -1,0 +1,52 @@
+"""Levels 1-8 of the computer opponent, after lichess/lidraughts' ladder.
+
+Each level has a movetime; levels 1-4 are also capped by nodes, evaluate material and a little
+advancement only, and add noise to their root moves' scores (a move up to ``noise`` hundredths
+of a man worse may be chosen), so they lose honestly: by playing legal, plausible, weaker moves.
+Levels 5-8 use the full evaluation and the opening book.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.engine.search import Limits
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    movetime_ms: int
+    nodes: int | None = None
+    noise: int = 0
+
+    @property
+    def strong(self) -> bool:
+        return self.nodes is None
+
+
+LEVELS: dict[int, Level] = {
+    1: Level(50, nodes=50, noise=150),
+    2: Level(100, nodes=120, noise=100),
+    3: Level(150, nodes=400, noise=60),
+    4: Level(200, nodes=1_200, noise=30),
+    5: Level(300),
+    6: Level(400),
+    7: Level(500),
+    8: Level(1_000),
+}
+MAX_LEVEL = max(LEVELS)
+
+
+def level_limits(level: int, seed: int | None = None) -> Limits:
+    """The search limits of ``level`` (1-8); ``ValueError`` for any other number."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be 1 to {MAX_LEVEL}, not {level}")
+    spec = LEVELS[level]
+    return Limits(
+        movetime_ms=spec.movetime_ms,
+        nodes=spec.nodes,
+        simple=not spec.strong,
+        noise=spec.noise,
+        book=spec.strong,
+        seed=seed,
+    )

@@ -1,0 +1,507 @@
+"""The search: iterative deepening principal-variation alpha-beta over the rules' bitboards.
+
+A node is five ints, seen from the side to move: (own men, own kings, opponent men, opponent
+kings, black to move); moves are the rules' internal (path of bit indices, captured mask) tuples,
+so no move text or ``Position`` is built inside the tree. On top of plain negamax: a
+transposition table keyed by the node itself, captures searched to the end at the leaves
+(capturing is compulsory, so a position with a capture pending has no static value), the
+transposition-table move then killers then history first, late quiet moves searched shallower
+first, forced moves not counted as depth, and a repetition on the search path scored as a draw.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from app.engine.book import book_move
+from app.engine.evaluate import Evaluator, make_evaluator, mobility
+from app.rules.board import CROWN_ROW, FULL, Color
+from app.rules.position import Position
+from app.rules.variants import InternalMove, Variant
+
+Node = tuple[int, int, int, int, bool]
+
+INFINITE = 32000
+WIN = 30000
+"""A side with no move has lost: it scores ``-(WIN - ply)``, so the quickest win scores best."""
+_WON = WIN - 1000
+MAX_PLY = 120
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+_TT_SIZE = 1 << 20
+_LEAF_CACHE_SIZE = 1 << 19
+_CAPTURES = INFINITE + 1
+_LOST = -WIN
+_CHECK_EVERY = 512
+_BLACK_CROWN = CROWN_ROW[Color.BLACK]
+_WHITE_CROWN = CROWN_ROW[Color.WHITE]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How long and how well to think. Picklable, so a process pool can take it."""
+
+    movetime_ms: int | None = None
+    """Wall-clock budget; the search stops within a few hundred nodes of it."""
+    nodes: int | None = None
+    depth: int | None = None
+    simple: bool = False
+    """The weak levels' evaluation: material and a little advancement."""
+    noise: int = 0
+    """Up to this many hundredths of a man added at random to each root move's score."""
+    book: bool = False
+    """Play from the opening book when the position is in it."""
+    seed: int | None = None
+    """For the noise and the book's choice; None draws from the system."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """The move chosen (in the notation of ``checkers moves``) and how it was found."""
+
+    move: str
+    depth: int
+    """The last depth searched to the end (0 for a book move or a single legal move)."""
+    nodes: int
+    score: int
+    """Hundredths of a man for the side to move; beyond ±29,000 a forced win or loss."""
+    pv: tuple[str, ...]
+    millis: int
+    book: bool = False
+
+
+class _Stop(Exception):
+    """The budget ran out: unwind to the root."""
+
+
+def move_text(move: InternalMove) -> str:
+    path, captured = move
+    return ("x" if captured else "-").join([str(i + 1) for i in path])
+
+
+def node_of(position: Position) -> Node:
+    if position.turn is Color.BLACK:
+        return (
+            position.black_men,
+            position.black_kings,
+            position.white_men,
+            position.white_kings,
+            True,
+        )
+    return (
+        position.white_men,
+        position.white_kings,
+        position.black_men,
+        position.black_kings,
+        False,
+    )
+
+
+def child_of(node: Node, move: InternalMove) -> tuple[Node, bool]:
+    """The node after ``move`` and whether the move can be undone (a king's plain step)."""
+    men, kings, opp_men, opp_kings, black = node
+    path, captured = move
+    source, target = 1 << path[0], 1 << path[-1]
+    if men & source:
+        men ^= source
+        if target & (_BLACK_CROWN if black else _WHITE_CROWN):
+            kings |= target
+        else:
+            men |= target
+        reversible = False
+    else:
+        kings ^= source ^ target
+        reversible = not captured
+    if captured:
+        opp_men &= ~captured
+        opp_kings &= ~captured
+    return (opp_men, opp_kings, men, kings, not black), reversible
+
+
+class Searcher:
+    """One search's state: counters, tables, the clock. Made afresh for every ``search``."""
+
+    def __init__(self, variant: Variant, limits: Limits, rng: random.Random) -> None:
+        self.generate = variant._generate
+        self.captures = variant._captures
+        evaluator = make_evaluator(variant.name, simple=limits.simple)
+        self.evaluate_black: Evaluator = evaluator
+        self.leaves: dict[Node, int] = {}
+        """Static values of quiet leaves (``_LOST``: no move) and ``_CAPTURES`` for the others."""
+        self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
+        self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
+        self.history = [0] * 2048
+        self.path: set[Node] = set()
+        self.nodes = 0
+        self.limits = limits
+        self.rng = rng
+        self.started = time.perf_counter()
+        self.deadline = (
+            self.started + limits.movetime_ms / 1000 if limits.movetime_ms is not None else None
+        )
+        self.node_limit = limits.nodes
+        self.next_check = min(_CHECK_EVERY, limits.nodes) if limits.nodes else _CHECK_EVERY
+
+    # -- budget ----------------------------------------------------------------------------------
+
+    def _check(self) -> None:
+        if self.node_limit is not None and self.nodes >= self.node_limit:
+            raise _Stop
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise _Stop
+        step = self.nodes + _CHECK_EVERY
+        self.next_check = min(step, self.node_limit) if self.node_limit else step
+
+    # -- the tree --------------------------------------------------------------------------------
+
+    def quiesce(
+        self,
+        men: int,
+        kings: int,
+        opp_men: int,
+        opp_kings: int,
+        black: bool,
+        alpha: int,
+        beta: int,
+        ply: int,
+    ) -> int:
+        """The value of a leaf: captures played out (every one may be chosen: they are
+        compulsory, so there is no standing pat), else the static evaluation."""
+        self.nodes += 1
+        if self.nodes >= self.next_check:
+            self._check()
+        node = (men, kings, opp_men, opp_kings, black)
+        leaves = self.leaves
+        score = leaves.get(node)
+        if score is not None and score != _CAPTURES:
+            return ply - WIN if score == _LOST else score
+        empty = FULL ^ (men | kings | opp_men | opp_kings)
+        moves = (
+            self.captures(men, kings, opp_men | opp_kings, empty, black) if score is None else None
+        )
+        if score is None and not moves:
+            if len(leaves) >= _LEAF_CACHE_SIZE:
+                leaves.clear()
+            if not mobility(men, kings, empty, black):
+                leaves[node] = _LOST
+                return ply - WIN
+            if black:
+                score = self.evaluate_black(men, kings, opp_men, opp_kings)
+            else:
+                score = -self.evaluate_black(opp_men, opp_kings, men, kings)
+            leaves[node] = score
+            return score
+        if moves is None:
+            moves = self.captures(men, kings, opp_men | opp_kings, empty, black)
+        else:
+            leaves[node] = _CAPTURES
+        if ply >= MAX_PLY:
+            return 0
+        crown = _BLACK_CROWN if black else _WHITE_CROWN
+        best = -INFINITE
+        for path, captured in moves:
+            source, target = 1 << path[0], 1 << path[-1]
+            if men & source:
+                if target & crown:
+                    m, k = men ^ source, kings | target
+                else:
+                    m, k = men ^ source | target, kings
+            else:
+                m, k = men, kings ^ source ^ target
+            score = -self.quiesce(
+                opp_men & ~captured, opp_kings & ~captured, m, k, not black, -beta, -alpha, ply + 1
+            )
+            if score > best:
+                best = score
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
+        return best
+
+    def negamax(
+        self,
+        men: int,
+        kings: int,
+        opp_men: int,
+        opp_kings: int,
+        black: bool,
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+    ) -> int:
+        if depth <= 0 or ply >= MAX_PLY:
+            return self.quiesce(men, kings, opp_men, opp_kings, black, alpha, beta, ply)
+        self.nodes += 1
+        if self.nodes >= self.next_check:
+            self._check()
+        node = (men, kings, opp_men, opp_kings, black)
+        entry = self.tt.get(node)
+        tt_move = None
+        if entry is not None:
+            entry_depth, flag, score, tt_move = entry
+            if entry_depth >= depth:
+                if score > _WON:
+                    score -= ply
+                elif score < -_WON:
+                    score += ply
+                if flag == _EXACT:
+                    return score
+                if flag == _LOWER:
+                    if score >= beta:
+                        return score
+                elif score <= alpha:
+                    return score
+        opp = opp_men | opp_kings
+        moves = self.generate(men, kings, opp, FULL ^ (men | kings | opp), black)
+        if not moves:
+            return ply - WIN
+        capture = moves[0][1] != 0
+        if len(moves) == 1:
+            depth += 1  # a forced move is no choice: do not let it use up the depth
+        elif capture:
+            moves.sort(key=_captured_count, reverse=True)
+            if tt_move is not None and tt_move in moves:
+                moves.remove(tt_move)
+                moves.insert(0, tt_move)
+        else:
+            history = self.history
+            base = 1024 if black else 0
+            killer1, killer2 = self.killers[ply]
+            moves.sort(
+                key=lambda m: (
+                    3_000_000_000
+                    if m == tt_move
+                    else 2_000_000_000
+                    if m == killer1
+                    else 1_000_000_000
+                    if m == killer2
+                    else history[base + (m[0][0] << 5) + m[0][-1]]
+                ),
+                reverse=True,
+            )
+        crown = _BLACK_CROWN if black else _WHITE_CROWN
+        path_set = self.path
+        best = -INFINITE
+        best_move: InternalMove | None = None
+        original_alpha = alpha
+        for index, move in enumerate(moves):
+            path, captured = move
+            source, target = 1 << path[0], 1 << path[-1]
+            reversible = False
+            if men & source:
+                if target & crown:
+                    m, k = men ^ source, kings | target
+                else:
+                    m, k = men ^ source | target, kings
+            else:
+                m, k = men, kings ^ source ^ target
+                reversible = not captured
+            om, ok = (
+                (opp_men & ~captured, opp_kings & ~captured) if captured else (opp_men, opp_kings)
+            )
+            nb = not black
+            if reversible:
+                child = (om, ok, m, k, nb)
+                if child in path_set:
+                    score = 0
+                else:
+                    path_set.add(child)
+                    try:
+                        score = self._child(
+                            om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
+                        )
+                    finally:
+                        path_set.discard(child)
+            elif index == 0:
+                score = -self.negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
+            else:
+                score = self._child(om, ok, m, k, nb, depth, alpha, beta, ply, index, capture)
+            if score > best:
+                best = score
+                best_move = move
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        if not capture:
+                            killers = self.killers[ply]
+                            if killers[0] != move:
+                                killers[1] = killers[0]
+                                killers[0] = move
+                            self.history[(1024 if black else 0) + (path[0] << 5) + path[-1]] += (
+                                depth * depth
+                            )
+                        break
+        if len(self.tt) >= _TT_SIZE:
+            self.tt.clear()
+        stored = best + ply if best > _WON else best - ply if best < -_WON else best
+        flag = _LOWER if best >= beta else _UPPER if best <= original_alpha else _EXACT
+        self.tt[node] = (depth, flag, stored, best_move)
+        return best
+
+    def _child(
+        self,
+        men: int,
+        kings: int,
+        opp_men: int,
+        opp_kings: int,
+        black: bool,
+        depth: int,
+        alpha: int,
+        beta: int,
+        ply: int,
+        index: int,
+        capture: bool,
+    ) -> int:
+        """A child's score by principal-variation search: the first move with the full window,
+        the others with a null window (a late quiet one also a ply shallower), re-searched when
+        they turn out better."""
+        negamax = self.negamax
+        if index == 0:
+            return -negamax(
+                men, kings, opp_men, opp_kings, black, depth - 1, -beta, -alpha, ply + 1
+            )
+        reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
+        score = -negamax(
+            men, kings, opp_men, opp_kings, black, reduced, -alpha - 1, -alpha, ply + 1
+        )
+        if score > alpha and reduced < depth - 1:
+            score = -negamax(
+                men, kings, opp_men, opp_kings, black, depth - 1, -alpha - 1, -alpha, ply + 1
+            )
+        if alpha < score < beta:
+            score = -negamax(
+                men, kings, opp_men, opp_kings, black, depth - 1, -beta, -alpha, ply + 1
+            )
+        return score
+
+    # -- the root --------------------------------------------------------------------------------
+
+    def principal_variation(self, node: Node, first: InternalMove) -> tuple[str, ...]:
+        pv = [move_text(first)]
+        seen = {node}
+        node, _ = child_of(node, first)
+        while len(pv) < 24 and node not in seen:
+            seen.add(node)
+            entry = self.tt.get(node)
+            if entry is None or entry[3] is None:
+                break
+            men, kings, opp_men, opp_kings, black = node
+            legal = self.generate(
+                men, kings, opp_men | opp_kings, FULL ^ (men | kings | opp_men | opp_kings), black
+            )
+            if entry[3] not in legal:
+                break
+            pv.append(move_text(entry[3]))
+            node, _ = child_of(node, entry[3])
+        return tuple(pv)
+
+    def run(self, node: Node) -> SearchResult:
+        men, kings, opp_men, opp_kings, black = node
+        opp = opp_men | opp_kings
+        moves = self.generate(men, kings, opp, FULL ^ (men | kings | opp), black)
+        if not moves:
+            raise ValueError("no legal move: the game is over")
+        self.path.add(node)
+        limits = self.limits
+        max_depth = min(limits.depth or MAX_PLY - 20, MAX_PLY - 20)
+        if len(moves) == 1:
+            max_depth = min(max_depth, 4)
+        best_move, best_score, done_depth = moves[0], 0, 0
+        scores: dict[InternalMove, int] = {}
+        pv: tuple[str, ...] = ()
+        iteration_best: InternalMove | None = None
+        try:
+            for depth in range(1, max_depth + 1):
+                alpha = -INFINITE
+                iteration_best = None
+                for index, move in enumerate(moves):
+                    score = self._root_child(node, move, depth, alpha, index)
+                    scores[move] = score
+                    if score > alpha:
+                        iteration_best = move
+                        if not limits.noise:
+                            alpha = score
+                if limits.noise:
+                    iteration_best = max(moves, key=lambda m: scores[m])
+                    alpha = scores[iteration_best]
+                moves.sort(key=lambda m: scores[m], reverse=True)
+                best_move, best_score, done_depth = iteration_best or moves[0], alpha, depth
+                pv = self.principal_variation(node, best_move)
+                if abs(best_score) > _WON and depth > 2 * (WIN - abs(best_score)) + 2:
+                    break  # a forced result found for good
+        except _Stop:
+            if not limits.noise and iteration_best is not None:
+                best_move, best_score = iteration_best, scores[iteration_best]
+                pv = self.principal_variation(node, best_move)
+            elif done_depth == 0:
+                best_move = moves[0]
+                pv = (move_text(best_move),)
+        if limits.noise and done_depth:
+            noise = limits.noise
+            chosen = max(moves, key=lambda m: scores[m] + self.rng.randint(0, noise))
+            if chosen != best_move:
+                best_move, best_score = chosen, scores[chosen]
+                pv = (move_text(chosen),)
+        millis = round((time.perf_counter() - self.started) * 1000)
+        return SearchResult(
+            move_text(best_move),
+            done_depth,
+            self.nodes,
+            best_score,
+            pv or (move_text(best_move),),
+            millis,
+        )
+
+    def _root_child(
+        self, node: Node, move: InternalMove, depth: int, alpha: int, index: int
+    ) -> int:
+        child, reversible = child_of(node, move)
+        if reversible and child in self.path:
+            return 0
+        if reversible:
+            self.path.add(child)
+        try:
+            if index == 0 or self.limits.noise:
+                return -self.negamax(*child, depth - 1, -INFINITE, -alpha, 1)
+            score = -self.negamax(*child, depth - 1, -alpha - 1, -alpha, 1)
+            if score > alpha:
+                score = -self.negamax(*child, depth - 1, -INFINITE, -alpha, 1)
+            return score
+        finally:
+            if reversible:
+                self.path.discard(child)
+
+
+def _captured_count(move: InternalMove) -> int:
+    return move[1].bit_count()
+
+
+def search_position(
+    position: Position, limits: Limits, history: Iterable[Position] = ()
+) -> SearchResult:
+    """The best move in ``position`` within ``limits``; ``history`` (earlier positions of the
+    game) lets the search see that going back to one of them is a repetition."""
+    rng = random.Random(limits.seed)
+    if limits.book:
+        move = book_move(position, rng)
+        if move is not None:
+            return SearchResult(move, 0, 0, 0, (move,), 0, book=True)
+    searcher = Searcher(position.variant, limits, rng)
+    searcher.path.update(node_of(p) for p in history)
+    return searcher.run(node_of(position))
+
+
+def search(
+    fen: str | None, variant: str, limits: Limits, history: Sequence[str] = ()
+) -> SearchResult:
+    """``search_position`` from text: FEN, variant name and earlier FENs, all picklable, for a
+    process pool. Raises the rules' ``InvalidFenError``, ``ValueError`` for an unknown variant
+    or a position without a legal move."""
+    from app.rules.variants import get_variant
+
+    rules = get_variant(variant)
+    return search_position(rules.position(fen), limits, [rules.position(f) for f in history])

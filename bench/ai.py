@@ -1,0 +1,338 @@
+"""Strength and speed of the computer opponent (app/engine): prints figures for docs/benchmarks.md.
+
+Usage: .venv/bin/python bench/ai.py [speed] [ladder] [agreement] [--games N] [--positions N]
+       [--workers 2] [--agreement-ms 1000]
+
+- speed: nodes/s and depth reached in 1 s from the start and from middle-game positions, both
+  variants, for the engine and for the calibration baseline (a material-only alpha-beta).
+- ladder: each level against the one below and level 8 against level 1, N games per pair from
+  the 3-move ballots (each ballot twice, colours swapped), in a process pool.
+- agreement: how often the engine (level 8's search, after the book) picks the master's move on
+  non-forced positions of plies 24-80 of the master collections, next to the baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.engine import Limits, level_limits, search_position
+from app.engine.book import book_moves
+from app.engine.search import node_of
+from app.rules import Game, Position, get_variant
+from app.rules.board import FULL
+from app.rules.pdn import read_games
+from app.rules.record import replay_record
+
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+COLLECTIONS = ("OCA_2.0.pdn", "Principles_of_Strategy.pdn", "inferno.pdn")
+BALLOTS = Path(__file__).resolve().parent / "ballots"
+MAX_PLIES = 200
+ADJUDICATE = 500
+"""Both sides' searches agree that one of them is five men up: the game is adjudicated won."""
+
+
+class _Stop(Exception):
+    pass
+
+
+def baseline(position: Position, movetime_ms: int) -> tuple[str, int, int]:
+    """The calibration line: iterative deepening negamax alpha-beta over the rules' internals,
+    material only (king 1.3 men), captures played out at depth 0. (move, depth, nodes)."""
+    generate = position.variant._generate
+    deadline = time.perf_counter() + movetime_ms / 1000
+    nodes = 0
+
+    def alphabeta(m: int, k: int, om: int, ok: int, black: bool, depth: int, a: int, b: int) -> int:
+        nonlocal nodes
+        nodes += 1
+        if nodes & 1023 == 0 and time.perf_counter() > deadline:
+            raise _Stop
+        moves = generate(m, k, om | ok, FULL ^ (m | k | om | ok), black)
+        if not moves:
+            return -10_000
+        if depth <= 0 and not moves[0][1]:
+            return 100 * (m.bit_count() - om.bit_count()) + 130 * (k.bit_count() - ok.bit_count())
+        crown = 0xF0000000 if black else 0xF
+        for path, captured in moves:
+            source, target = 1 << path[0], 1 << path[-1]
+            if m & source:
+                nm, nk = (m ^ source, k | target) if target & crown else (m ^ source | target, k)
+            else:
+                nm, nk = m, k ^ source ^ target
+            score = -alphabeta(om & ~captured, ok & ~captured, nm, nk, not black, depth - 1, -b, -a)
+            if score > a:
+                a = score
+                if a >= b:
+                    break
+        return a
+
+    men, kings, opp_men, opp_kings, black = node_of(position)
+    root = generate(
+        men, kings, opp_men | opp_kings, FULL ^ (men | kings | opp_men | opp_kings), black
+    )
+    best, depth = root[0], 0
+    try:
+        for d in range(1, 60):
+            alpha, chosen = -100_000, root[0]
+            for move in root:
+                path, captured = move
+                source, target = 1 << path[0], 1 << path[-1]
+                crown = 0xF0000000 if black else 0xF
+                if men & source:
+                    nm, nk = (
+                        (men ^ source, kings | target)
+                        if target & crown
+                        else (men ^ source | target, kings)
+                    )
+                else:
+                    nm, nk = men, kings ^ source ^ target
+                score = -alphabeta(
+                    opp_men & ~captured,
+                    opp_kings & ~captured,
+                    nm,
+                    nk,
+                    not black,
+                    d - 1,
+                    -100_000,
+                    -alpha,
+                )
+                if score > alpha:
+                    alpha, chosen = score, move
+            root.remove(chosen)
+            root.insert(0, chosen)
+            best, depth = chosen, d
+    except _Stop:
+        pass
+    text = ("x" if best[1] else "-").join(str(i + 1) for i in best[0])
+    return text, depth, nodes
+
+
+# -- positions -------------------------------------------------------------------------------
+
+
+def master_positions(name: str) -> list[tuple[Position, str, list[Position]]]:
+    """(position, master's move, earlier positions) for non-forced positions at plies 24-80
+    that are not in the book."""
+    out = []
+    with open(DATA / name, encoding="utf-8", errors="replace") as stream:
+        records = list(read_games(stream))
+    for record in records:
+        if record.error or record.fen:
+            continue
+        replay = replay_record(record.variant(), record.moves)
+        game = Game(record.variant())
+        seen: list[Position] = []
+        for ply, move in enumerate(replay.game.moves):
+            position = game.position
+            if 24 <= ply <= 80 and len(position.legal_moves()) > 1 and not book_moves(position):
+                out.append((position, str(move), list(seen)))
+            seen.append(position)
+            try:
+                game.play(move)
+            except Exception:
+                break
+    return out
+
+
+def middle_games(variant: str, count: int) -> list[Position]:
+    """Middle-game positions: English from the master games at ply 30, pool from level-3
+    self-play at ply 30 (no pool master games are public)."""
+    if variant == "english":
+        return [p for p, _, _ in master_positions("OCA_2.0.pdn")[::40]][:count]
+    out = []
+    for seed in range(count):
+        game = Game(variant)
+        while game.ply < 30 and game.outcome() is None:
+            game.play(
+                search_position(game.position, level_limits(3, seed=seed * 100 + game.ply)).move
+            )
+        if game.outcome() is None:
+            out.append(game.position)
+    return out
+
+
+# -- speed -----------------------------------------------------------------------------------
+
+
+def speed(movetime_ms: int) -> None:
+    print(f"== speed: {movetime_ms} ms per position, nodes/s and depth")
+    print("variant  positions   engine nps (median)  depth (median)   baseline nps  depth")
+    for variant in ("english", "pool"):
+        for label, positions in (
+            ("start", [get_variant(variant).position()]),
+            ("middle", middle_games(variant, 6)),
+        ):
+            engine_nps, engine_depth, base_nps, base_depth = [], [], [], []
+            for position in positions:
+                result = search_position(position, Limits(movetime_ms=movetime_ms))
+                engine_nps.append(result.nodes * 1000 / max(1, result.millis))
+                engine_depth.append(result.depth)
+                start = time.perf_counter()
+                _, depth, nodes = baseline(position, movetime_ms)
+                base_nps.append(nodes / (time.perf_counter() - start))
+                base_depth.append(depth)
+            print(
+                f"{variant:8} {label:6} x{len(positions):<3} {statistics.median(engine_nps):12,.0f}"
+                f"  {statistics.median(engine_depth):8}        {statistics.median(base_nps):12,.0f}"
+                f"  {statistics.median(base_depth):5}"
+            )
+
+
+# -- ladder ----------------------------------------------------------------------------------
+
+
+def ballots(variant: str) -> list[tuple[str, ...]]:
+    """The 3-move ballots: every 3-ply opening whose depth-9 search score stays within a third
+    of a man (the lopsided ones dropped, as the ACF deck drops the lost ones). Derived once and
+    kept in bench/ballots/VARIANT.txt."""
+    path = BALLOTS / f"{variant}.txt"
+    if path.exists():
+        return [tuple(line.split()) for line in path.read_text().splitlines() if line.strip()]
+    rules = get_variant(variant)
+    kept = []
+    start = rules.position()
+    for first in start.legal_moves():
+        one = start.play(first)
+        for second in one.legal_moves():
+            two = one.play(second)
+            for third in two.legal_moves():
+                three = two.play(third)
+                score = search_position(three, Limits(depth=9)).score
+                if abs(score) <= 33:
+                    kept.append((str(first), str(second), str(third)))
+    BALLOTS.mkdir(exist_ok=True)
+    path.write_text("".join(" ".join(b) + "\n" for b in kept))
+    return kept
+
+
+def play_game(job: tuple[str, tuple[str, ...], int, int, int]) -> tuple[int, int, int, str]:
+    """One game from a ballot between two levels: (black's level, white's, plies, result)."""
+    variant, ballot, black, white, seed = job
+    game = Game(variant)
+    for move in ballot:
+        game.play(move)
+    history: list[Position] = list()
+    scores: list[int] = []
+    result = "1/2-1/2"
+    while game.outcome() is None and game.ply < MAX_PLIES:
+        level = black if game.position.turn.value == "black" else white
+        found = search_position(game.position, level_limits(level, seed=seed + game.ply), history)
+        history.append(game.position)
+        game.play(found.move)
+        scores.append(found.score if not found.book else 0)
+        last = scores[-4:]
+        if len(last) == 4 and all(
+            (s >= ADJUDICATE if i % 2 == 0 else s <= -ADJUDICATE) for i, s in enumerate(last)
+        ):
+            # The side that moved 4 plies ago (and 2 plies ago) is winning by both searches.
+            winner = game.position.turn  # after 4 plies the same side is to move again
+            result = "1-0" if winner.value == "black" else "0-1"
+            break
+    outcome = game.outcome()
+    if outcome is not None:
+        result = outcome.result().value
+    return black, white, game.ply, result
+
+
+def ladder(variant: str, games: int, workers: int) -> None:
+    deck = ballots(variant)
+    pairs = [(level, level - 1) for level in range(2, 9)] + [(8, 1)]
+    jobs = []
+    for strong, weak in pairs:
+        for n in range(games):
+            ballot = deck[(n // 2 * 7 + strong) % len(deck)]
+            black, white = (strong, weak) if n % 2 == 0 else (weak, strong)
+            jobs.append((variant, ballot, black, white, 1000 * n + strong))
+    print(f"== ladder {variant}: {games} games per pair, {len(deck)} ballots, {workers} workers")
+    with multiprocessing.Pool(workers) as pool:
+        results = pool.map(play_game, jobs, chunksize=1)
+    for strong, weak in pairs:
+        points = wins = draws = losses = plies = 0.0
+        for black, white, ply, result in results:
+            if {black, white} != {strong, weak}:
+                continue
+            plies += ply
+            strong_black = black == strong
+            if result == "1/2-1/2":
+                draws += 1
+            elif (result == "1-0") == strong_black:
+                wins += 1
+            else:
+                losses += 1
+        points = wins + draws / 2
+        n = wins + draws + losses
+        print(
+            f"level {strong} v {weak}: +{wins:.0f} ={draws:.0f} -{losses:.0f}  "
+            f"score {100 * points / n:.0f}%  (mean {plies / n:.0f} plies)"
+        )
+
+
+# -- agreement -------------------------------------------------------------------------------
+
+
+def agree_one(job: tuple[str, str, list[str], str, int]) -> tuple[bool, bool, int, int]:
+    variant, fen, history, master, movetime = job
+    rules = get_variant(variant)
+    position = rules.position(fen)
+    found = search_position(
+        position, Limits(movetime_ms=movetime), [rules.position(f) for f in history]
+    )
+    base, _, _ = baseline(position, movetime)
+    return (
+        found.move == master,
+        base == master,
+        found.depth,
+        found.nodes * 1000 // max(1, found.millis),
+    )
+
+
+def agreement(limit: int, movetime: int, workers: int) -> None:
+    print(f"== agreement with the masters, {movetime} ms a position, plies 24-80, non-forced")
+    for name in COLLECTIONS:
+        positions = master_positions(name)
+        step = max(1, len(positions) // limit) if limit else 1
+        sample = positions[::step][: limit or None]
+        jobs = [
+            ("english", p.fen(), [h.fen() for h in history], move, movetime)
+            for p, move, history in sample
+        ]
+        with multiprocessing.Pool(workers) as pool:
+            results = pool.map(agree_one, jobs, chunksize=1)
+        engine = sum(r[0] for r in results)
+        base = sum(r[1] for r in results)
+        depth = statistics.median(r[2] for r in results)
+        nps = statistics.median(r[3] for r in results)
+        print(
+            f"{name:28} {len(results):4} of {len(positions):4} positions: engine "
+            f"{100 * engine / len(results):.0f}% (median depth {depth}, {nps:,.0f} nodes/s), "
+            f"baseline {100 * base / len(results):.0f}%"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("parts", nargs="*", default=["speed", "ladder", "agreement"])
+    parser.add_argument("--games", type=int, default=100, help="games per pair in the ladder")
+    parser.add_argument("--variant", default="english", help="the ladder's variant")
+    parser.add_argument("--positions", type=int, default=0, help="per collection (0: all)")
+    parser.add_argument("--agreement-ms", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    args = parser.parse_args(argv)
+    print(f"load average before: {os.getloadavg()}")
+    if "speed" in args.parts:
+        speed(1000)
+    if "agreement" in args.parts:
+        agreement(args.positions, args.agreement_ms, args.workers)
+    if "ladder" in args.parts:
+        ladder(args.variant, args.games, args.workers)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
