@@ -352,6 +352,8 @@ class Hub:
             if seen == event.seq - 1:
                 if kept is None or conn.user is None or conn.user.id not in hidden:
                     conn.send_text(frame)
+                else:
+                    conn.send_text(tables.withheld_frame(event))
                 feed.watchers[conn] = event.seq
             elif seen < event.seq - 1:  # it missed some: bring it up from the log
                 del feed.watchers[conn]
@@ -423,9 +425,7 @@ class Hub:
             before = seen
             for event in kept:
                 if event.seq == seen + 1:
-                    frame = tables.frame_for(event, conn.user_id)
-                    if frame is not None:
-                        conn.send_text(frame)
+                    conn.send_text(tables.frame_for(event, conn.user_id))
                     seen = event.seq
             if seen == before:  # the log has nothing newer (cannot be): follow from here
                 feed.watchers[conn] = seen
@@ -452,9 +452,7 @@ class Hub:
                 if missed is not None:
                     seen = since
                     for event in missed:
-                        frame = tables.frame_for(event, conn.user_id)
-                        if frame is not None:
-                            conn.send_text(frame)
+                        conn.send_text(tables.frame_for(event, conn.user_id))
                         seen = event.seq
                     conn.tables.add(table_id)
                     self.attend(conn, table_id)

@@ -470,13 +470,20 @@ def kept_from(event: StoredEvent) -> tuple[str, frozenset[int]] | None:
     return dumps({"v": event.seq} | data), hidden
 
 
-def frame_for(event: StoredEvent, user_id: int | None) -> str | None:
-    """The event's frame as `user_id` may receive it; None: it is not for them."""
+def withheld_frame(event: StoredEvent) -> str:
+    """What a player receives instead of a spectators' line kept from them: only the event's
+    number, so that the table's numbering reaches them without a gap."""
+    return dumps({"v": event.seq, "type": "chat_withheld", "table": event.table_id})
+
+
+def frame_for(event: StoredEvent, user_id: int | None) -> str:
+    """The event's frame as `user_id` may receive it (`withheld_frame` for a line kept from
+    them)."""
     kept = kept_from(event)
     if kept is None:
         return event.frame
     frame, hidden = kept
-    return None if user_id is not None and user_id in hidden else frame
+    return withheld_frame(event) if user_id is not None and user_id in hidden else frame
 
 
 async def _chat_history(
@@ -488,9 +495,9 @@ async def _chat_history(
     while len(found) < CHAT_HISTORY:
         rows = await table_log.latest_starting(db, table_id, _CHAT_HEAD, upto, CHAT_HISTORY)
         for event in rows:
-            frame = frame_for(event, user_id)
-            if frame is not None and len(found) < CHAT_HISTORY:
-                found.append(json.loads(frame))
+            line = json.loads(frame_for(event, user_id))
+            if line["type"] == "chat" and len(found) < CHAT_HISTORY:
+                found.append(line)
         if len(rows) < CHAT_HISTORY:
             break
         upto = rows[-1].seq - 1

@@ -122,6 +122,10 @@ def test_a_disconnected_opponent_shows_a_countdown_to_the_claim(
     square(max_, 11).click()
     square(max_, 15).click()
     expect_moves(lee, ["11-15"])
+    # Both first moves made (before them an absent side's game is aborted at its deadline).
+    square(lee, 22).click()
+    square(lee, 18).click()
+    expect_moves(max_, ["11-15", "22-18"])
 
     lee_cable.cut()
     top = max_.locator(".player-bar.top")

@@ -91,7 +91,9 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     expect(alice.locator(".player-bar.bottom")).to_contain_text("alice")
     expect(bob.locator(".player-bar.bottom")).to_contain_text("bob")
     expect(carol.locator(".player-bar.bottom")).to_contain_text("bob")
-    expect(alice.locator(".player-bar.bottom .clock")).to_have_class(re.compile("running"))
+    # No clock runs before both first moves: Black is counted down to her first move instead.
+    expect(alice.locator(".player-bar.bottom .clock")).not_to_have_class(re.compile("running"))
+    expect(alice.get_by_label("First move countdown")).to_contain_text("first move within")
     for page in pages:
         expect(square(page, 16)).to_have_attribute("aria-label", re.compile("black man"))
 
@@ -140,7 +142,7 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     expect(carol.locator(".conn")).to_have_text("Reconnecting…")
 
     # White answers by dragging a man, on a phone-sized screen.
-    expect(bob.locator(".player-bar.bottom .clock")).to_have_class(re.compile("running"))
+    expect(bob.get_by_label("First move countdown")).to_contain_text("first move within")
     square(bob, 23).drag_to(square(bob, 18))
     for page in (alice, bob):
         expect_moves(page, MOVES[:2])

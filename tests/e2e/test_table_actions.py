@@ -111,13 +111,16 @@ def test_a_private_table_is_joined_by_its_link_and_a_guest_may_play(
     guest.get_by_role("button", name="Sit down to play").click()
     expect_colour(guest, "black")
     expect_colour(ann, "white")
-    # Black's clock runs from the start; White's waits at its full three minutes.
-    expect(guest.locator(".player-bar.bottom .clock")).to_have_class(re.compile("running"))
+    # No clock runs before both first moves: both stand at three minutes while Black is
+    # counted down to the first move, then White to hers; White's clock runs after them.
+    expect(guest.locator(".player-bar.bottom .clock")).not_to_have_class(re.compile("running"))
+    expect(guest.get_by_label("First move countdown")).to_contain_text("first move within")
     expect(guest.locator(".player-bar.top .clock")).to_have_text("3:00")
     square(guest, 9).click()
     square(guest, 13).click()
     expect_moves(ann, ["9-13"])
-    expect(ann.locator(".player-bar.bottom .clock")).to_have_class(re.compile("running"))
+    expect(ann.locator(".player-bar.bottom .clock")).not_to_have_class(re.compile("running"))
+    expect(ann.get_by_label("First move countdown")).to_contain_text("first move within")
 
     # The finished game replays for its players (their token) and, by the link's code, for
     # whoever holds it; for anyone else it does not exist.

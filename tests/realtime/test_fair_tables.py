@@ -173,6 +173,12 @@ async def test_spectators_chat_waits_for_the_end_of_the_game(server: Served) -> 
             await client.expect("chat", text="good luck", channel="players")
         for client in (a, b):  # the spectators' line came first, and not to them
             assert chat_texts(client.seen) == [("good luck", "players")]
+            # In its place only its number: the table's numbering has no gap for them.
+            numbers = [m["v"] for m in client.seen if "v" in m and m["v"] > before]
+            assert numbers == [before + 1, before + 2]
+            assert [m for m in client.seen if m.get("v") == before + 1] == [
+                {"type": "chat_withheld", "table": table_id, "v": before + 1}
+            ]
         assert chat_texts(anonymous.seen) == [
             ("11-16 was a blunder", "spectators"),
             ("good luck", "players"),
@@ -193,6 +199,7 @@ async def test_spectators_chat_waits_for_the_end_of_the_game(server: Served) -> 
         await b.send(type="watch", table=table_id, since=before, epoch="log")
         await b.expect("synced")
         assert chat_texts(b.seen) == [("good luck", "players")]
+        assert [m["v"] for m in b.seen if m["type"] != "synced"] == [before + 1, before + 2]
 
         # Once the game is over, everything reaches everyone.
         await a.send(type="resign", game=match.id)

@@ -47,7 +47,7 @@ SERVER_TYPES = {
     "welcome", "pong", "error", "kicked", "lobby", "lobby_table", "lobby_table_removed",
     "room_closed", "table", "table_update", "game_started", "move", "draw_offered",
     "draw_declined", "player_away", "player_back", "game_ended", "rematch_offered", "chat",
-    "table_closed", "synced", "your_game",
+    "table_closed", "synced", "your_game", "chat_withheld",
 }  # fmt: skip
 ERROR_CODES = {
     "bad_message", "unauthorized", "not_found", "not_a_player", "not_your_turn", "stale_ply",

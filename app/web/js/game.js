@@ -673,6 +673,7 @@ export function render(main, params, search) {
       box.hidden = !text;
       if (box.textContent !== text) box.textContent = text;
       if (label) box.setAttribute("aria-label", label);
+      else box.removeAttribute("aria-label");
     }
   }
 
