@@ -24,8 +24,11 @@ from typing import Any, cast
 
 import asyncpg
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     DateTime,
+    Integer,
+    String,
     and_,
     bindparam,
     exists,
@@ -91,7 +94,16 @@ _MOVE_SQL = text(
     WHERE g.id = :game_id AND {_MOVE_FOLLOWS.format(m=":")}
     """
 ).bindparams(
+    # Typed, so that PostgreSQL's driver is told each parameter's type (`$5::VARCHAR`): one used
+    # twice (`status`) would otherwise be deduced two ways.
+    bindparam("game_id", type_=BigInteger()),
+    bindparam("ply", type_=Integer()),
     bindparam("at", type_=DateTime(timezone=True)),
+    bindparam("black_ms", type_=Integer()),
+    bindparam("white_ms", type_=Integer()),
+    bindparam("status", type_=String()),
+    bindparam("result", type_=String()),
+    bindparam("termination", type_=String()),
     bindparam("deadline", type_=DateTime(timezone=True)),
 )
 

@@ -458,6 +458,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             else:
                 stored = await live.writer.store(commit)
         except Exception as exc:
+            logger.warning("cannot store move %d of game %d", commit.ply, lg.id, exc_info=True)
             _forget(live, lg)  # the cache already holds the move: rebuild it on next use
             raise PlayError("server_error", "the move could not be stored; try again") from exc
         if stored is None:

@@ -10,11 +10,12 @@ from datetime import datetime
 import pytest
 from sqlalchemy import func, select, text
 
+from app.db import presence as stored_presence
 from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import Rating, RatingChange, User
 from app.rules import Result
-from app.services import presence, ratings
+from app.services import ratings
 from app.status import GameStatus
 from app.timeutil import utcnow
 
@@ -186,7 +187,7 @@ async def test_rating_a_game_does_not_wait_for_a_presence_change_of_its_player(
     black, white = await _players(db, "registered", "registered")
     game = await _ended_game(db, black, white)
     async with db.session() as holding, db.session() as ending:
-        await presence._lock_user(holding, white)
+        await stored_presence.lock_user(holding, white)
         await ending.execute(text("SET LOCAL lock_timeout = '5s'"))
         row = await ending.get(GameRow, game)
         assert row is not None
