@@ -47,9 +47,6 @@ MAX_PLY = 120
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 _TT_SIZE = 1 << 20
 _CHECK_EVERY = 512
-_LEAF_CACHE_SIZE = 1 << 19
-_CAPTURES = INFINITE + 1
-_LOST = -INFINITE - 1
 _BLACK_CROWN = CROWN_ROW[Color.BLACK]
 _WHITE_CROWN = CROWN_ROW[Color.WHITE]
 
@@ -146,9 +143,6 @@ class Searcher:
         self.english = variant.name == "english"
         self.steps = variant._steps
         self.frontier_move: InternalMove | None = None
-        self.leaves: dict[Node, int] = {}
-        """Quiet leaves' static values, seen from the side to move (``_LOST``: it has no move),
-        and ``_CAPTURES`` for leaves with a capture pending."""
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
         self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
         self.history_black: defaultdict[InternalMove, int] = defaultdict(int)
@@ -226,7 +220,6 @@ class Searcher:
         short_jumpers = _short_jumpers
         evaluate = self.evaluate_black
         path_set = self.path
-        leaves = self.leaves
         best = -INFINITE
         best_move: InternalMove | None = None
         lost = WIN - ply - 1
@@ -253,38 +246,44 @@ class Searcher:
                 om, ok = opp_men & ~captured, opp_kings & ~captured
             else:
                 om, ok = opp_men, opp_kings
-            child = (om, ok, m, k, nb)
-            value = leaves.get(child)
-            if value is None:
-                mine = m | k
-                empty = FULL ^ (mine | om | ok)
-                if nb:
-                    down, up = om | ok, ok
-                else:
-                    down, up = ok, om | ok
-                if english:
-                    # The rules' jumpers (see movegen.jumpers), written out: this runs at
-                    # every leaf.
-                    pending = 0
-                    if down:
-                        shifted = mine >> 4
-                        pending = down & (
-                            0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
-                            | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
-                        )
-                    if up:
-                        shifted = mine << 4
-                        pending |= up & (
-                            0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
-                            | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
-                        )
-                else:
-                    pending = (om and short_jumpers(om, om, mine, empty)) or (
-                        ok and _flying_capture_exists(ok, mine, empty)
+            mine = m | k
+            empty = FULL ^ (mine | om | ok)
+            if nb:
+                down, up = om | ok, ok
+            else:
+                down, up = ok, om | ok
+            if english:
+                # movegen.jumpers written out (this runs at every leaf): the child's side
+                # to move has a capture pending.
+                pending = 0
+                if down:
+                    shifted = mine >> 4
+                    pending = down & (
+                        0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
+                        | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
                     )
-                if pending:
-                    value = _CAPTURES + pending if english else _CAPTURES
-                elif not (
+                if up:
+                    shifted = mine << 4
+                    pending |= up & (
+                        0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
+                        | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
+                    )
+            else:
+                pending = (om and short_jumpers(om, om, mine, empty)) or (
+                    ok and _flying_capture_exists(ok, mine, empty)
+                )
+            if pending:
+                if ply + 1 >= MAX_PLY:
+                    score = 0
+                else:
+                    score = -self.quiesce(
+                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending if english else 0
+                    )
+            else:
+                self.nodes += 1
+                if self.nodes >= self.next_check:
+                    self._check()
+                if not (
                     (
                         (down & EVEN_ROWS) << 4
                         | (down & ODD_NOT_LEFT) << 3
@@ -300,26 +299,11 @@ class Searcher:
                     )
                     & empty
                 ):
-                    value = _LOST
+                    score = lost
                 elif black:
-                    value = -evaluate(m, k, om, ok)
+                    score = evaluate(m, k, om, ok)
                 else:
-                    value = evaluate(om, ok, m, k)
-                if len(leaves) >= _LEAF_CACHE_SIZE:
-                    leaves.clear()
-                leaves[child] = value
-            if value >= _CAPTURES:
-                if ply + 1 >= MAX_PLY:
-                    score = 0
-                else:
-                    score = -self.quiesce(
-                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, value - _CAPTURES
-                    )
-            else:
-                self.nodes += 1
-                if self.nodes >= self.next_check:
-                    self._check()
-                score = lost if value == _LOST else -value
+                    score = -evaluate(om, ok, m, k)
             if score > best:
                 best, best_move = score, move
                 if score > alpha:
@@ -347,7 +331,9 @@ class Searcher:
         if self.nodes >= self.next_check:
             self._check()
         node = (men, kings, opp_men, opp_kings, black)
-        entry = self.tt.get(node)
+        # One ply above the horizon the table is not worth its cost: the children are evaluated
+        # in the loop anyway.
+        entry = self.tt.get(node) if depth > 1 else None
         tt_move = None
         if entry is not None:
             entry_depth, flag, score, tt_move = entry
@@ -466,6 +452,8 @@ class Searcher:
                 killers[1] = killers[0]
                 killers[0] = best_move
             (self.history_black if black else self.history_white)[best_move] += depth * depth
+        if depth == 1:
+            return best
         if len(self.tt) >= _TT_SIZE:
             self.tt.clear()
         stored = best + ply if best > _WON else best - ply if best < -_WON else best
