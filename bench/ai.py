@@ -3,8 +3,9 @@
 Usage: .venv/bin/python bench/ai.py [speed] [ladder] [agreement] [--games N] [--positions N]
        [--variant english|pool] [--pairs 2-1,8-7] [--workers 2] [--agreement-ms 1000]
 
-- speed: nodes/s and depth reached in 1 s from the start and from middle-game positions, both
-  variants, for the engine and for the calibration baseline (a material-only alpha-beta).
+- speed: nodes/s (by the wall clock and by CPU time) and depth reached in 1 s from the start and
+  from middle-game positions, both variants, for the engine and for the calibration baseline (a
+  material-only alpha-beta).
 - ladder: each level against the one below and level 8 against level 1 (or the --pairs given),
   N games per pair from the 3-move ballots (each ballot twice, colours swapped), in a process
   pool; each pair's score comes with its standard error.
@@ -162,26 +163,42 @@ def middle_games(variant: str, count: int) -> list[Position]:
 
 
 def speed(movetime_ms: int) -> None:
-    print(f"== speed: {movetime_ms} ms per position, nodes/s and depth")
-    print("variant  positions   engine nps (median)  depth (median)   baseline nps  depth")
+    """Nodes per second by the wall clock (what a player waits for) and by the process's CPU
+    time (what the code costs: the same on a crowded machine), engine and baseline one after
+    the other in this process, and the depth each completes."""
+    print(f"== speed: {movetime_ms} ms per position, nodes/s (wall clock; CPU time) and depth")
+    print(
+        "variant  positions  engine nps  (CPU)      depth   baseline nps  (CPU)      depth"
+        "   engine/baseline (CPU)"
+    )
     for variant in ("english", "pool"):
         for label, positions in (
             ("start", [get_variant(variant).position()]),
             ("middle", middle_games(variant, 6)),
         ):
-            engine_nps, engine_depth, base_nps, base_depth = [], [], [], []
+            rows: list[tuple[float, ...]] = []
             for position in positions:
+                cpu = time.process_time()
                 result = search_position(position, Limits(movetime_ms=movetime_ms))
-                engine_nps.append(result.nodes * 1000 / max(1, result.millis))
-                engine_depth.append(result.depth)
-                start = time.perf_counter()
+                engine_cpu = result.nodes / max(time.process_time() - cpu, 1e-6)
+                start, cpu = time.perf_counter(), time.process_time()
                 _, depth, nodes = baseline(position, movetime_ms)
-                base_nps.append(nodes / (time.perf_counter() - start))
-                base_depth.append(depth)
+                base_cpu = nodes / max(time.process_time() - cpu, 1e-6)
+                rows.append(
+                    (
+                        result.nodes * 1000 / max(1, result.millis),
+                        engine_cpu,
+                        result.depth,
+                        nodes / (time.perf_counter() - start),
+                        base_cpu,
+                        depth,
+                        engine_cpu / base_cpu,
+                    )
+                )
+            m = [statistics.median(column) for column in zip(*rows, strict=True)]
             print(
-                f"{variant:8} {label:6} x{len(positions):<3} {statistics.median(engine_nps):12,.0f}"
-                f"  {statistics.median(engine_depth):8}        {statistics.median(base_nps):12,.0f}"
-                f"  {statistics.median(base_depth):5}"
+                f"{variant:8} {label:6} x{len(positions):<3} {m[0]:9,.0f} ({m[1]:9,.0f})  {m[2]:5}"
+                f"   {m[3]:9,.0f} ({m[4]:9,.0f})  {m[5]:5}   {m[6]:.2f}"
             )
 
 
