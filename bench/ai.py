@@ -1,12 +1,14 @@
 """Strength and speed of the computer opponent (app/engine): prints figures for docs/benchmarks.md.
 
 Usage: .venv/bin/python bench/ai.py [speed] [ladder] [agreement] [--games N] [--positions N]
-       [--workers 2] [--agreement-ms 1000]
+       [--variant english|pool] [--pairs 2-1,8-7] [--workers 2] [--agreement-ms 1000]
 
-- speed: nodes/s and depth reached in 1 s from the start and from middle-game positions, both
-  variants, for the engine and for the calibration baseline (a material-only alpha-beta).
-- ladder: each level against the one below and level 8 against level 1, N games per pair from
-  the 3-move ballots (each ballot twice, colours swapped), in a process pool.
+- speed: nodes/s (by the wall clock and by CPU time) and depth reached in 1 s from the start and
+  from middle-game positions, both variants, for the engine and for the calibration baseline (a
+  material-only alpha-beta).
+- ladder: each level against the one below and level 8 against level 1 (or the --pairs given),
+  N games per pair from the 3-move ballots (each ballot twice, colours swapped), in a process
+  pool; each pair's score comes with its standard error.
 - agreement: how often the engine (level 8's search, after the book) picks the master's move on
   non-forced positions of plies 24-80 of the master collections, next to the baseline.
 """
@@ -161,26 +163,42 @@ def middle_games(variant: str, count: int) -> list[Position]:
 
 
 def speed(movetime_ms: int) -> None:
-    print(f"== speed: {movetime_ms} ms per position, nodes/s and depth")
-    print("variant  positions   engine nps (median)  depth (median)   baseline nps  depth")
+    """Nodes per second by the wall clock (what a player waits for) and by the process's CPU
+    time (what the code costs: the same on a crowded machine), engine and baseline one after
+    the other in this process, and the depth each completes."""
+    print(f"== speed: {movetime_ms} ms per position, nodes/s (wall clock; CPU time) and depth")
+    print(
+        "variant  positions  engine nps  (CPU)      depth   baseline nps  (CPU)      depth"
+        "   engine/baseline (CPU)"
+    )
     for variant in ("english", "pool"):
         for label, positions in (
             ("start", [get_variant(variant).position()]),
             ("middle", middle_games(variant, 6)),
         ):
-            engine_nps, engine_depth, base_nps, base_depth = [], [], [], []
+            rows: list[tuple[float, ...]] = []
             for position in positions:
+                cpu = time.process_time()
                 result = search_position(position, Limits(movetime_ms=movetime_ms))
-                engine_nps.append(result.nodes * 1000 / max(1, result.millis))
-                engine_depth.append(result.depth)
-                start = time.perf_counter()
+                engine_cpu = result.nodes / max(time.process_time() - cpu, 1e-6)
+                start, cpu = time.perf_counter(), time.process_time()
                 _, depth, nodes = baseline(position, movetime_ms)
-                base_nps.append(nodes / (time.perf_counter() - start))
-                base_depth.append(depth)
+                base_cpu = nodes / max(time.process_time() - cpu, 1e-6)
+                rows.append(
+                    (
+                        result.nodes * 1000 / max(1, result.millis),
+                        engine_cpu,
+                        result.depth,
+                        nodes / (time.perf_counter() - start),
+                        base_cpu,
+                        depth,
+                        engine_cpu / base_cpu,
+                    )
+                )
+            m = [statistics.median(column) for column in zip(*rows, strict=True)]
             print(
-                f"{variant:8} {label:6} x{len(positions):<3} {statistics.median(engine_nps):12,.0f}"
-                f"  {statistics.median(engine_depth):8}        {statistics.median(base_nps):12,.0f}"
-                f"  {statistics.median(base_depth):5}"
+                f"{variant:8} {label:6} x{len(positions):<3} {m[0]:9,.0f} ({m[1]:9,.0f})  {m[2]:5}"
+                f"   {m[3]:9,.0f} ({m[4]:9,.0f})  {m[5]:5}   {m[6]:.2f}"
             )
 
 
@@ -240,9 +258,24 @@ def play_game(job: tuple[str, tuple[str, ...], int, int, int]) -> tuple[int, int
     return black, white, game.ply, result
 
 
-def ladder(variant: str, games: int, workers: int) -> None:
+ALL_PAIRS = tuple((level, level - 1) for level in range(2, 9)) + ((8, 1),)
+
+
+def parse_pairs(text: str) -> list[tuple[int, int]]:
+    """ "2-1,8-7" -> [(2, 1), (8, 7)]; empty: every pair of the ladder."""
+    if not text:
+        return list(ALL_PAIRS)
+    pairs = []
+    for item in text.split(","):
+        strong, weak = (int(n) for n in item.split("-"))
+        pairs.append((strong, weak))
+    return pairs
+
+
+def ladder(
+    variant: str, games: int, workers: int, pairs: Sequence[tuple[int, int]] = ALL_PAIRS
+) -> None:
     deck = ballots(variant)
-    pairs = [(level, level - 1) for level in range(2, 9)] + [(8, 1)]
     jobs = []
     for strong, weak in pairs:
         for n in range(games):
@@ -267,9 +300,12 @@ def ladder(variant: str, games: int, workers: int) -> None:
                 losses += 1
         points = wins + draws / 2
         n = wins + draws + losses
+        share = points / n
+        spread = (wins * (1 - share) ** 2 + draws * (0.5 - share) ** 2 + losses * share**2) / n
+        error = 100 * (spread / n) ** 0.5
         print(
             f"level {strong} v {weak}: +{wins:.0f} ={draws:.0f} -{losses:.0f}  "
-            f"score {100 * points / n:.0f}%  (mean {plies / n:.0f} plies)"
+            f"score {100 * share:.0f}% ± {error:.0f}  (mean {plies / n:.0f} plies)"
         )
 
 
@@ -320,6 +356,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("parts", nargs="*", default=["speed", "ladder", "agreement"])
     parser.add_argument("--games", type=int, default=100, help="games per pair in the ladder")
     parser.add_argument("--variant", default="english", help="the ladder's variant")
+    parser.add_argument(
+        "--pairs", default="", help="the ladder's pairs, e.g. 2-1,8-7 (default: all, and 8-1)"
+    )
     parser.add_argument("--positions", type=int, default=0, help="per collection (0: all)")
     parser.add_argument("--agreement-ms", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
@@ -330,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "agreement" in args.parts:
         agreement(args.positions, args.agreement_ms, args.workers)
     if "ladder" in args.parts:
-        ladder(args.variant, args.games, args.workers)
+        ladder(args.variant, args.games, args.workers, parse_pairs(args.pairs))
     print(f"load average after: {os.getloadavg()}")
 
 

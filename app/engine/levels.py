@@ -3,7 +3,9 @@
 Each level has a movetime; levels 1-4 are also capped by nodes, evaluate material and a little
 advancement only, and add noise to their root moves' scores (a move up to ``noise`` hundredths
 of a man worse may be chosen), so they lose honestly: by playing legal, plausible, weaker moves.
-Levels 5-8 use the full evaluation and the opening book.
+Levels 5-8 use the full evaluation and the opening book; 5-7 also stop at a depth (6, 8, 10), two
+plies apart, so that each is clearly stronger than the one below whatever the machine's speed
+(the movetimes alone, 300 to 500 ms, are too close to order them).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ class Level:
     movetime_ms: int
     nodes: int | None = None
     noise: int = 0
+    depth: int | None = None
+    """The strong levels below 8 stop at this depth (or their movetime, whichever is first)."""
 
     @property
     def strong(self) -> bool:
@@ -29,9 +33,9 @@ LEVELS: dict[int, Level] = {
     2: Level(100, nodes=120, noise=100),
     3: Level(150, nodes=400, noise=60),
     4: Level(200, nodes=1_200, noise=30),
-    5: Level(300),
-    6: Level(400),
-    7: Level(500),
+    5: Level(300, depth=6),
+    6: Level(400, depth=8),
+    7: Level(500, depth=10),
     8: Level(1_000),
 }
 MAX_LEVEL = max(LEVELS)
@@ -47,6 +51,7 @@ def level_limits(level: int, seed: int | None = None) -> Limits:
         nodes=spec.nodes,
         simple=not spec.strong,
         noise=spec.noise,
+        depth=spec.depth,
         book=spec.strong,
         seed=seed,
     )

@@ -13,14 +13,29 @@ from __future__ import annotations
 
 import random
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.engine.book import book_move
-from app.engine.evaluate import Evaluator, make_evaluator, mobility
-from app.rules.board import CROWN_ROW, FULL, Color
+from app.engine.evaluate import Evaluator, make_evaluator
+from app.engine.movegen import can_step, english_captures, jumpers, quiet_moves
+from app.rules.board import (
+    CROWN_ROW,
+    EVEN_NOT_RIGHT,
+    EVEN_ROWS,
+    FULL,
+    ODD_NOT_LEFT,
+    ODD_ROWS,
+    Color,
+)
 from app.rules.position import Position
-from app.rules.variants import InternalMove, Variant
+from app.rules.variants import (
+    InternalMove,
+    Variant,
+    _flying_capture_exists,
+    _short_jumpers,
+)
 
 Node = tuple[int, int, int, int, bool]
 
@@ -31,9 +46,6 @@ _WON = WIN - 1000
 MAX_PLY = 120
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 _TT_SIZE = 1 << 20
-_LEAF_CACHE_SIZE = 1 << 19
-_CAPTURES = INFINITE + 1
-_LOST = -WIN
 _CHECK_EVERY = 512
 _BLACK_CROWN = CROWN_ROW[Color.BLACK]
 _WHITE_CROWN = CROWN_ROW[Color.WHITE]
@@ -128,11 +140,14 @@ class Searcher:
         self.captures = variant._captures
         evaluator = make_evaluator(variant.name, simple=limits.simple)
         self.evaluate_black: Evaluator = evaluator
-        self.leaves: dict[Node, int] = {}
-        """Static values of quiet leaves (``_LOST``: no move) and ``_CAPTURES`` for the others."""
+        self.english = variant.name == "english"
+        self.steps = variant._steps
+        self.frontier_move: InternalMove | None = None
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
         self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
-        self.history = [0] * 2048
+        self.history_black: defaultdict[InternalMove, int] = defaultdict(int)
+        self.history_white: defaultdict[InternalMove, int] = defaultdict(int)
+        """The history heuristic: how much each quiet move has cut off, per colour."""
         self.path: set[Node] = set()
         self.nodes = 0
         self.limits = limits
@@ -166,42 +181,50 @@ class Searcher:
         alpha: int,
         beta: int,
         ply: int,
+        moves: list[InternalMove] | None = None,
+        jumping: int = 0,
     ) -> int:
-        """The value of a leaf: captures played out (every one may be chosen: they are
-        compulsory, so there is no standing pat), else the static evaluation."""
-        self.nodes += 1
-        if self.nodes >= self.next_check:
-            self._check()
-        node = (men, kings, opp_men, opp_kings, black)
-        leaves = self.leaves
-        score = leaves.get(node)
-        if score is not None and score != _CAPTURES:
-            return ply - WIN if score == _LOST else score
-        empty = FULL ^ (men | kings | opp_men | opp_kings)
-        moves = (
-            self.captures(men, kings, opp_men | opp_kings, empty, black) if score is None else None
-        )
-        if score is None and not moves:
-            if len(leaves) >= _LEAF_CACHE_SIZE:
-                leaves.clear()
-            if not mobility(men, kings, empty, black):
-                leaves[node] = _LOST
-                return ply - WIN
-            if black:
-                score = self.evaluate_black(men, kings, opp_men, opp_kings)
-            else:
-                score = -self.evaluate_black(opp_men, opp_kings, men, kings)
-            leaves[node] = score
-            return score
+        """The value of a node whose children are leaves: a node with a capture pending (in
+        quiescence: every capture may be chosen, they are compulsory, so there is no standing
+        pat), or, given its ``moves``, a node one ply above the search's horizon.
+
+        Each child is looked up in the leaf cache or evaluated here without a call of its own,
+        unless it has a capture pending, which is played out by calling this again. The best
+        move is left in ``frontier_move``.
+        """
         if moves is None:
-            moves = self.captures(men, kings, opp_men | opp_kings, empty, black)
-        else:
-            leaves[node] = _CAPTURES
-        if ply >= MAX_PLY:
-            return 0
+            self.nodes += 1
+            if self.nodes >= self.next_check:
+                self._check()
+            opp = opp_men | opp_kings
+            empty = FULL ^ (men | kings | opp)
+            if jumping:
+                moves = english_captures(jumping, men, kings, opp, empty, black)
+            else:
+                moves = self.captures(men, kings, opp, empty, black)
+            if not moves:  # only at the root's first iteration: children are evaluated here
+                if black:
+                    down, up = men | kings, kings
+                else:
+                    down, up = kings, men | kings
+                if not can_step(down, up, empty):
+                    return ply - WIN
+                if black:
+                    return self.evaluate_black(men, kings, opp_men, opp_kings)
+                return -self.evaluate_black(opp_men, opp_kings, men, kings)
+            if ply >= MAX_PLY:
+                return 0
         crown = _BLACK_CROWN if black else _WHITE_CROWN
+        nb = not black
+        english = self.english
+        short_jumpers = _short_jumpers
+        evaluate = self.evaluate_black
+        path_set = self.path
         best = -INFINITE
-        for path, captured in moves:
+        best_move: InternalMove | None = None
+        lost = WIN - ply - 1
+        for move in moves:
+            path, captured = move
             source, target = 1 << path[0], 1 << path[-1]
             if men & source:
                 if target & crown:
@@ -210,15 +233,84 @@ class Searcher:
                     m, k = men ^ source | target, kings
             else:
                 m, k = men, kings ^ source ^ target
-            score = -self.quiesce(
-                opp_men & ~captured, opp_kings & ~captured, m, k, not black, -beta, -alpha, ply + 1
-            )
+                if not captured and (opp_men, opp_kings, m, k, nb) in path_set:
+                    # Back to a position on the path: a draw.
+                    if best < 0:
+                        best, best_move = 0, move
+                        if alpha < 0:
+                            alpha = 0
+                            if alpha >= beta:
+                                break
+                    continue
+            if captured:
+                om, ok = opp_men & ~captured, opp_kings & ~captured
+            else:
+                om, ok = opp_men, opp_kings
+            mine = m | k
+            empty = FULL ^ (mine | om | ok)
+            if nb:
+                down, up = om | ok, ok
+            else:
+                down, up = ok, om | ok
+            if english:
+                # movegen.jumpers written out (this runs at every leaf): the child's side
+                # to move has a capture pending.
+                pending = 0
+                if down:
+                    shifted = mine >> 4
+                    pending = down & (
+                        0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
+                        | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
+                    )
+                if up:
+                    shifted = mine << 4
+                    pending |= up & (
+                        0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
+                        | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
+                    )
+            else:
+                pending = (om and short_jumpers(om, om, mine, empty)) or (
+                    ok and _flying_capture_exists(ok, mine, empty)
+                )
+            if pending:
+                if ply + 1 >= MAX_PLY:
+                    score = 0
+                else:
+                    score = -self.quiesce(
+                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending if english else 0
+                    )
+            else:
+                self.nodes += 1
+                if self.nodes >= self.next_check:
+                    self._check()
+                if not (
+                    (
+                        (down & EVEN_ROWS) << 4
+                        | (down & ODD_NOT_LEFT) << 3
+                        | (down & EVEN_NOT_RIGHT) << 5
+                        | (down & ODD_ROWS) << 4
+                    )
+                    & empty
+                    or (
+                        (up & EVEN_ROWS) >> 4
+                        | (up & ODD_NOT_LEFT) >> 5
+                        | (up & EVEN_NOT_RIGHT) >> 3
+                        | (up & ODD_ROWS) >> 4
+                    )
+                    & empty
+                ):
+                    score = lost
+                elif black:
+                    score = evaluate(m, k, om, ok)
+                else:
+                    score = -evaluate(om, ok, m, k)
             if score > best:
-                best = score
+                best, best_move = score, move
                 if score > alpha:
                     alpha = score
                     if alpha >= beta:
                         break
+        self.frontier_move = best_move
         return best
 
     def negamax(
@@ -239,7 +331,9 @@ class Searcher:
         if self.nodes >= self.next_check:
             self._check()
         node = (men, kings, opp_men, opp_kings, black)
-        entry = self.tt.get(node)
+        # One ply above the horizon the table is not worth its cost: the children are evaluated
+        # in the loop anyway.
+        entry = self.tt.get(node) if depth > 1 else None
         tt_move = None
         if entry is not None:
             entry_depth, flag, score, tt_move = entry
@@ -256,85 +350,110 @@ class Searcher:
                 elif score <= alpha:
                     return score
         opp = opp_men | opp_kings
-        moves = self.generate(men, kings, opp, FULL ^ (men | kings | opp), black)
+        empty = FULL ^ (men | kings | opp)
+        if self.english:
+            if black:
+                down, up = men | kings, kings
+            else:
+                down, up = kings, men | kings
+            jumping = jumpers(down, up, opp, empty)
+            if jumping:
+                moves = english_captures(jumping, men, kings, opp, empty, black)
+            else:
+                moves = quiet_moves(down, up, empty)
+        else:
+            moves = self.captures(men, kings, opp, empty, black)
+            if not moves:
+                moves = quiet_moves(men, 0, empty) if black else quiet_moves(0, men, empty)
+                if kings:
+                    moves += self.steps(0, kings, empty, black)
         if not moves:
             return ply - WIN
         capture = moves[0][1] != 0
         if len(moves) == 1:
             depth += 1  # a forced move is no choice: do not let it use up the depth
-        elif capture:
-            moves.sort(key=_captured_count, reverse=True)
+        else:
+            if capture:
+                moves.sort(key=_captured_count, reverse=True)
+            else:
+                killer1, killer2 = self.killers[ply]
+                if depth > 1:
+                    moves.sort(
+                        key=(self.history_black if black else self.history_white).__getitem__,
+                        reverse=True,
+                    )
+                    if killer2 is not None and killer2 in moves:
+                        moves.remove(killer2)
+                        moves.insert(0, killer2)
+                if killer1 is not None and killer1 in moves:
+                    moves.remove(killer1)
+                    moves.insert(0, killer1)
             if tt_move is not None and tt_move in moves:
                 moves.remove(tt_move)
                 moves.insert(0, tt_move)
-        else:
-            history = self.history
-            base = 1024 if black else 0
-            killer1, killer2 = self.killers[ply]
-            moves.sort(
-                key=lambda m: (
-                    3_000_000_000
-                    if m == tt_move
-                    else 2_000_000_000
-                    if m == killer1
-                    else 1_000_000_000
-                    if m == killer2
-                    else history[base + (m[0][0] << 5) + m[0][-1]]
-                ),
-                reverse=True,
-            )
         crown = _BLACK_CROWN if black else _WHITE_CROWN
-        path_set = self.path
+        nb = not black
         best = -INFINITE
         best_move: InternalMove | None = None
         original_alpha = alpha
-        for index, move in enumerate(moves):
-            path, captured = move
-            source, target = 1 << path[0], 1 << path[-1]
-            reversible = False
-            if men & source:
-                if target & crown:
-                    m, k = men ^ source, kings | target
+        if depth == 1:
+            best = self.quiesce(men, kings, opp_men, opp_kings, black, alpha, beta, ply, moves)
+            best_move = self.frontier_move
+        else:
+            path_set = self.path
+            negamax = self.negamax
+            for index, move in enumerate(moves):
+                path, captured = move
+                source, target = 1 << path[0], 1 << path[-1]
+                reversible = False
+                if men & source:
+                    if target & crown:
+                        m, k = men ^ source, kings | target
+                    else:
+                        m, k = men ^ source | target, kings
                 else:
-                    m, k = men ^ source | target, kings
-            else:
-                m, k = men, kings ^ source ^ target
-                reversible = not captured
-            om, ok = (
-                (opp_men & ~captured, opp_kings & ~captured) if captured else (opp_men, opp_kings)
-            )
-            nb = not black
-            if reversible:
-                child = (om, ok, m, k, nb)
-                if child in path_set:
-                    score = 0
+                    m, k = men, kings ^ source ^ target
+                    reversible = not captured
+                if captured:
+                    om, ok = opp_men & ~captured, opp_kings & ~captured
                 else:
-                    path_set.add(child)
-                    try:
-                        score = self._child(
-                            om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
-                        )
-                    finally:
-                        path_set.discard(child)
-            elif index == 0:
-                score = -self.negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
-            else:
-                score = self._child(om, ok, m, k, nb, depth, alpha, beta, ply, index, capture)
-            if score > best:
-                best = score
-                best_move = move
-                if score > alpha:
-                    alpha = score
-                    if alpha >= beta:
-                        if not capture:
-                            killers = self.killers[ply]
-                            if killers[0] != move:
-                                killers[1] = killers[0]
-                                killers[0] = move
-                            self.history[(1024 if black else 0) + (path[0] << 5) + path[-1]] += (
-                                depth * depth
+                    om, ok = opp_men, opp_kings
+                if reversible:
+                    child = (om, ok, m, k, nb)
+                    if child in path_set:
+                        score = 0
+                    else:
+                        path_set.add(child)
+                        try:
+                            score = self._child(
+                                om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
                             )
-                        break
+                        finally:
+                            path_set.discard(child)
+                elif index == 0:
+                    score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
+                else:
+                    reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
+                    score = -negamax(om, ok, m, k, nb, reduced, -alpha - 1, -alpha, ply + 1)
+                    if score > alpha and reduced < depth - 1:
+                        score = -negamax(om, ok, m, k, nb, depth - 1, -alpha - 1, -alpha, ply + 1)
+                    if alpha < score < beta:
+                        score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
+                if score > best:
+                    best = score
+                    best_move = move
+                    if score > alpha:
+                        alpha = score
+                        if alpha >= beta:
+                            break
+        if best >= beta and not capture and best_move is not None:
+            killers = self.killers[ply]
+            if killers[0] != best_move:
+                killers[1] = killers[0]
+                killers[0] = best_move
+            (self.history_black if black else self.history_white)[best_move] += depth * depth
+        if depth == 1:
+            return best
         if len(self.tt) >= _TT_SIZE:
             self.tt.clear()
         stored = best + ply if best > _WON else best - ply if best < -_WON else best

@@ -105,6 +105,7 @@ def test_level_numbers_outside_one_to_eight_are_refused() -> None:
     ]
     assert [level_limits(n).nodes for n in range(1, 5)] == [50, 120, 400, 1_200]
     assert all(level_limits(n).book and not level_limits(n).simple for n in range(5, 9))
+    assert [level_limits(n).depth for n in range(5, 9)] == [6, 8, 10, None]
 
 
 def test_going_back_to_an_earlier_position_is_a_draw_to_the_search() -> None:
