@@ -1,0 +1,143 @@
+"""Playing the computer over /ws: a game played to its end, the AI's moves stored and replayed
+legally, its draw answers and resignations, rematches, and bad `play_ai` requests."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import httpx
+import pytest
+
+from app.rules import Game, get_variant
+from tests.support.server import Served
+from tests.support.ws import Client, guest
+
+
+async def start_ai_game(client: Client, **options: Any) -> dict[str, Any]:
+    """Send `play_ai`; the table's snapshot (with its game) once the game has started."""
+    await client.send(type="play_ai", **options)
+    snapshot = await client.expect("table")
+    assert snapshot["game"] is not None
+    return snapshot
+
+
+async def play_until_the_end(
+    client: Client, game: dict[str, Any], colour: str, rng: random.Random
+) -> dict[str, Any]:
+    """Play random legal moves for `colour` until the game ends; its `game_ended` event."""
+    state = {"ply": game["ply"], "turn": game["turn"], "legal": game["legal_moves"]}
+    while True:
+        if state["turn"] == colour and state["legal"]:
+            await client.send(
+                type="move", game=game["id"], move=rng.choice(state["legal"]), ply=state["ply"]
+            )
+        while True:
+            event = await client.recv()
+            if event["type"] == "game_ended":
+                return event
+            if event["type"] == "error":
+                raise AssertionError(event)
+            if event["type"] == "move" and event["ply"] > state["ply"]:
+                state = {"ply": event["ply"], "turn": event["turn"], "legal": event["legal_moves"]}
+                break
+
+
+async def test_a_game_against_the_computer_is_played_to_the_end(server: Served) -> None:
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=1, variant="english", colour="black")
+        game = snapshot["game"]
+        assert game["white"]["name"] == "AI level 1"
+        assert game["black"]["id"] == human.user_id
+        assert snapshot["table"]["rated"] is False
+        ended = await play_until_the_end(human, game, "black", random.Random(7))
+    assert ended["result"] in ("1-0", "0-1", "1/2-1/2")
+    async with httpx.AsyncClient(base_url=server.url) as rest:
+        stored = (await rest.get(f"/api/games/{game['id']}")).json()
+        found = (await rest.get("/api/games", params={"player": "AI level 1"})).json()
+    # The AI's moves went through the rules: the stored game replays legally to its result.
+    replayed = Game.replay(get_variant("english"), [m["move"] for m in stored["moves"]])
+    assert replayed.ply == len(stored["moves"]) == ended_ply(human)
+    assert stored["white"] == "AI level 1" and stored["rated"] is False
+    assert game["id"] in [g["id"] for g in found["data"]]
+
+
+def ended_ply(client: Client) -> int:
+    return max(m["ply"] for m in client.seen if m["type"] == "move")
+
+
+async def test_the_computer_plays_black_and_moves_first(server: Served) -> None:
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=2, variant="pool", colour="white")
+        game = snapshot["game"]
+        assert game["black"]["name"] == "AI level 2" and game["variant"] == "pool"
+        first = await human.expect("move", ply=1)
+        assert first["turn"] == "white"
+        assert first["move"] in Game(get_variant("pool")).legal_move_texts()
+
+
+async def test_the_computer_always_accepts_a_rematch(server: Served) -> None:
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=1, colour="black")
+        game = snapshot["game"]
+        await human.send(type="resign", game=game["id"])
+        await human.expect("game_ended", game=game["id"])
+        await human.send(type="rematch", table=snapshot["table"]["id"])
+        started = await human.expect("game_started")
+        # Colours swap: the AI is Black now and makes its first move.
+        assert started["game"]["black"]["name"] == "AI level 1"
+        await human.expect("move", game=started["game"]["id"], ply=1)
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ({"level": 0}, "level"),
+        ({"level": 9}, "level"),
+        ({"level": "3"}, "level"),
+        ({}, "level"),
+        ({"level": 3, "colour": "green"}, "colour"),
+        ({"level": 3, "variant": "chess"}, "variant"),
+        ({"level": 3, "clock": {"base": 0, "increment": 0}}, "clock"),
+        ({"level": 3, "start_fen": "W:W99:B1"}, "fen"),
+        ({"level": 3, "room": "no-such-room"}, "room"),
+    ],
+)
+async def test_bad_play_ai_requests_get_a_clear_error(
+    server: Served, message: dict[str, Any], words: str
+) -> None:
+    async with guest(server.url) as human:
+        await human.send(type="play_ai", ref="r1", **message)
+        error = await human.error()
+    assert error["ref"] == "r1"
+    assert error["code"] in ("bad_message", "invalid_fen", "not_found")
+    assert words in error["message"].lower()
+
+
+async def test_play_ai_needs_a_user(server: Served) -> None:
+    from tests.support.ws import connect
+
+    async with connect(server.url) as anonymous:
+        await anonymous.send(type="play_ai", level=1)
+        error = await anonymous.error()
+    assert error["code"] == "unauthorized"
+
+
+async def test_a_game_against_the_computer_over_rest(server: Served) -> None:
+    async with httpx.AsyncClient(base_url=server.url) as rest:
+        token = (await rest.post("/api/auth/guest")).json()["access_token"]
+        headers = {"Authorization": f"Bearer {token}"}
+        made = await rest.post(
+            "/api/ai/games", json={"level": 4, "colour": "white", "clock": None}, headers=headers
+        )
+        assert made.status_code == 201, made.text
+        table = made.json()
+        assert [p["name"] for p in table["players"]][1:] == ["AI level 4"] or any(
+            p["name"] == "AI level 4" for p in table["players"]
+        )
+        bad = await rest.post("/api/ai/games", json={"level": 12}, headers=headers)
+        assert bad.status_code == 422 and "level" in bad.json()["message"]
+        extra = await rest.post("/api/ai/games", json={"level": 2, "x": 1}, headers=headers)
+        assert extra.status_code == 422
+        anonymous = await rest.post("/api/ai/games", json={"level": 2})
+        assert anonymous.status_code == 401
