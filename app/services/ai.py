@@ -32,6 +32,8 @@ import asyncio
 import contextlib
 import logging
 import multiprocessing
+import os
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -119,6 +121,18 @@ def _history(lg: LiveGame) -> list[str]:
     return fens[-HISTORY_PLIES:] if lg.game.moves else []
 
 
+def _watch_parent(parent: int) -> None:
+    """In a search process: exit once the server process that started it is gone (killed, say),
+    rather than wait for work forever."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _warm() -> None:
     """Import the engine in a worker (and load its book) before the first real search."""
     search(None, "english", Limits(depth=1))
@@ -148,8 +162,14 @@ class AIPlayers:
         self._task = asyncio.create_task(self._run(), name="ai-driver")
 
     def _new_pool(self) -> Executor:
-        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else None
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context(method))
+        # Spawned (not forked from a process running an event loop and threads), and watching
+        # this process so as to end with it.
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_watch_parent,
+            initargs=(os.getpid(),),
+        )
 
     async def stop(self) -> None:
         if self._heard in self.live.listeners:

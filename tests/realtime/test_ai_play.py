@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from app.rules import Game, get_variant
+from app.services import ai
 from tests.support.server import Served
 from tests.support.ws import Client, guest
 
@@ -141,3 +142,102 @@ async def test_a_game_against_the_computer_over_rest(server: Served) -> None:
         assert extra.status_code == 422
         anonymous = await rest.post("/api/ai/games", json={"level": 2})
         assert anonymous.status_code == 401
+
+
+async def offer_and_answer(human: Client, game: dict[str, Any]) -> dict[str, Any]:
+    """Offer a draw on the human's turn; the AI's answer (`draw_declined` or `game_ended`)."""
+    await human.send(type="draw_offer", game=game["id"])
+    await human.expect("draw_offered", game=game["id"])
+    while True:
+        event = await human.recv()
+        if event["type"] in ("draw_declined", "game_ended"):
+            return event
+
+
+async def test_the_computer_declines_a_draw_before_move_40(server: Served) -> None:
+    async with guest(server.url) as human:
+        # Level ground (a king each), but only the game's first move.
+        snapshot = await start_ai_game(human, level=5, colour="black", start_fen="B:WK32:BK1")
+        answer = await offer_and_answer(human, snapshot["game"])
+    assert answer["type"] == "draw_declined" and answer["by"] == "white"
+
+
+async def test_the_computer_accepts_a_draw_when_level_late_in_a_game(
+    server: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ai, "DRAW_FROM_PLY", 0)  # as if move 40 were past
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=5, colour="black", start_fen="B:WK32:BK1")
+        answer = await offer_and_answer(human, snapshot["game"])
+    assert answer["type"] == "game_ended"
+    assert (answer["result"], answer["termination"]) == ("1/2-1/2", "agreement")
+
+
+async def test_the_computer_declines_a_draw_when_it_is_winning(
+    server: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ai, "DRAW_FROM_PLY", 0)
+    async with guest(server.url) as human:
+        # The AI (White) has three kings against a lone man.
+        snapshot = await start_ai_game(
+            human, level=5, colour="black", start_fen="B:WK18,K22,K27:B1"
+        )
+        answer = await offer_and_answer(human, snapshot["game"])
+    assert answer["type"] == "draw_declined"
+
+
+# White (the AI) has four men at home against twelve kings.
+HOPELESS = "B:W29,30,31,32:BK1,K2,K3,K4,K5,K6,K7,K8,K9,K10,K11,K12"
+
+
+async def play_moves(client: Client, game: dict[str, Any], count: int, rng: random.Random) -> Any:
+    """Play up to `count` random moves as Black; the `game_ended` event if the game ended."""
+    state = {"ply": game["ply"], "turn": game["turn"], "legal": game["legal_moves"]}
+    played = 0
+    while True:
+        if state["turn"] == "black" and state["legal"]:
+            if played == count:
+                return None
+            await client.send(
+                type="move", game=game["id"], move=rng.choice(state["legal"]), ply=state["ply"]
+            )
+            played += 1
+        while True:
+            event = await client.recv()
+            if event["type"] == "game_ended":
+                return event
+            if event["type"] == "move" and event["ply"] > state["ply"]:
+                state = {"ply": event["ply"], "turn": event["turn"], "legal": event["legal_moves"]}
+                break
+
+
+async def test_the_top_levels_resign_a_hopeless_position(server: Served) -> None:
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=6, colour="black", start_fen=HOPELESS)
+        ended = await play_moves(human, snapshot["game"], 10, random.Random(3))
+    assert ended is not None
+    assert (ended["result"], ended["termination"]) == ("1-0", "resignation")
+    # It played on for a while first: it resigns after RESIGN_AFTER hopeless searches.
+    moves = [m for m in human.seen if m["type"] == "move"]
+    assert len(moves) >= 2 * ai.RESIGN_AFTER - 1
+
+
+async def test_the_lower_levels_never_resign(server: Served) -> None:
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=5, colour="black", start_fen=HOPELESS)
+        ended = await play_moves(human, snapshot["game"], 2 * ai.RESIGN_AFTER, random.Random(3))
+    assert ended is None or ended["termination"] != "resignation"
+
+
+def test_the_thinking_time_follows_the_level_and_the_clock() -> None:
+    assert ai.movetime_ms(1, None) == 50
+    assert ai.movetime_ms(8, None) == 1000
+    assert ai.movetime_ms(8, 60_000) == 1000
+    assert ai.movetime_ms(8, 4_000) == 200  # a twentieth of what is left
+    assert ai.movetime_ms(8, 0) == ai.MIN_MOVETIME_MS
+
+
+def test_the_draw_rule() -> None:
+    assert not ai.accepts_draw(79, -300)
+    assert ai.accepts_draw(80, 0) and ai.accepts_draw(80, -300)
+    assert not ai.accepts_draw(120, 100)
