@@ -121,9 +121,15 @@ def _history(lg: LiveGame) -> list[str]:
     return fens[-HISTORY_PLIES:] if lg.game.moves else []
 
 
-def _watch_parent(parent: int) -> None:
-    """In a search process: exit once the server process that started it is gone (killed, say),
-    rather than wait for work forever."""
+SEARCH_NICENESS = 19  # the search processes yield the CPU to the server's event loop
+
+
+def _search_process(parent: int) -> None:
+    """A search process starts: at a lower priority than the server (live play comes first),
+    and exiting once the server process that started it is gone (killed, say), rather than
+    waiting for work forever."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(SEARCH_NICENESS)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -167,7 +173,7 @@ class AIPlayers:
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_watch_parent,
+            initializer=_search_process,
             initargs=(os.getpid(),),
         )
 
