@@ -46,7 +46,7 @@ from app.db.table_log import StoredEvent
 from app.engine import Limits, SearchResult, level_limits, search
 from app.rules import Color, Game
 from app.services import decisions, games, heartbeat, tables
-from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError
+from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
 from app.status import GameStatus
 from app.timeutil import as_datetime
 
@@ -66,6 +66,8 @@ HISTORY_PLIES = 60  # earlier positions given to the search (repetitions)
 _MOVE_HEAD = '{"type":"move",'
 _OFFER_HEAD = '{"type":"draw_offered",'
 _STARTED_HEAD = '{"type":"game_started",'
+_MOVE_TYPE = '"type":"move",'
+_OFFER_TYPE = '"type":"draw_offered",'
 
 
 def ai_player(live: LivePlay, level: int) -> PlayerRef:
@@ -158,6 +160,9 @@ class AIPlayers:
         self.hopeless: dict[int, int] = {}  # game → consecutive hopeless searches
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # With a shared broker: per table driven here, a task following its ring, so that a
+        # human whose socket is on another process is answered without waiting for the sweep.
+        self._follows: dict[int, asyncio.Task[None]] = {}
 
     async def start(self) -> None:
         async with self.live.db.session() as session:
@@ -180,10 +185,12 @@ class AIPlayers:
     async def stop(self) -> None:
         if self._heard in self.live.listeners:
             self.live.listeners.remove(self._heard)
-        if self._task is not None:
-            self._task.cancel()
+        tasks = [t for t in (self._task, *self._follows.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+                await task
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
 
@@ -230,8 +237,32 @@ class AIPlayers:
         for game_id in list(self.hopeless):
             if game_id not in mine:
                 del self.hopeless[game_id]
+        if live.broker.shared:
+            self._follow_tables()
         for game_id in mine:
             self.nudge(game_id)
+
+    def _follow_tables(self) -> None:
+        for table_id in set(self._follows) - set(self._tables):
+            self._follows.pop(table_id).cancel()
+        for table_id in set(self._tables) - set(self._follows):
+            self._follows[table_id] = asyncio.create_task(self._follow(table_id))
+
+    async def _follow(self, table_id: int) -> None:
+        """Wake the table's game on every move or draw offer rung for it (by any process)."""
+        while True:
+            try:
+                async with self.live.broker.subscribe(table_channel(table_id)) as sub:
+                    async for frame in sub:
+                        if _MOVE_TYPE in frame or _OFFER_TYPE in frame:
+                            game_id = self._tables.get(table_id)
+                            if game_id is not None:
+                                self.nudge(game_id)
+                    return
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the broker is down or this follower fell behind: the sweep
+                await asyncio.sleep(self.live.settings.sweep_seconds)  # covers meanwhile
 
     def _heard(self, stored: Sequence[StoredEvent]) -> None:
         """Events announced here: the human's move or draw offer in a game played here wakes

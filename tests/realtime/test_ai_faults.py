@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import PrivateRedis
+from tests.conftest import PrivateRedis, make_settings
 from tests.realtime.test_faults import process_settings, processes
 from tests.support.ws import Client, connect, guest_token
 
@@ -63,3 +63,23 @@ async def test_another_server_takes_over_the_ai_games_of_one_that_crashed(
             now = (await human.expect("table"))["game"]
             await human.send(type="move", game=game["id"], move=now["legal_moves"][0], ply=2)
             await human.expect("move", game=game["id"], ply=4)
+
+
+async def test_a_move_made_through_another_server_wakes_the_computer_at_once(
+    db_url: str, private_redis: PrivateRedis, tmp_path: Path
+) -> None:
+    # The sweep is too slow to answer within the test's wait: only the ring can.
+    settings = make_settings(
+        database_url=db_url, redis_url=private_redis.url, heartbeat_seconds=0.5, sweep_seconds=60
+    )
+    async with processes(settings, tmp_path, 2) as (one, two):
+        token = await guest_token(one.url)
+        async with connect(one.url, token) as human:  # the game is played from process one
+            await human.send(type="play_ai", level=1, colour="black")
+            snapshot = await human.expect("table")
+        async with connect(two.url, token) as human:
+            await human.send(type="watch", table=snapshot["table"]["id"])
+            await human.expect("table")
+            await human_moves_then(human, snapshot["game"])
+            reply = await human.expect("move", ply=2)
+    assert reply["turn"] == "black"

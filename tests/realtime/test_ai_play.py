@@ -241,3 +241,16 @@ def test_the_draw_rule() -> None:
     assert not ai.accepts_draw(79, -300)
     assert ai.accepts_draw(80, 0) and ai.accepts_draw(80, -300)
     assert not ai.accepts_draw(120, 100)
+
+
+async def test_the_computer_cannot_log_in_and_its_names_cannot_be_taken(server: Served) -> None:
+    async with httpx.AsyncClient(base_url=server.url) as rest:
+        login = await rest.post(
+            "/api/auth/login", json={"name": "AI level 6", "password": "whatever-it-is"}
+        )
+        assert login.status_code in (401, 422)
+        for name in ("AI_level_6", "ai-level", "computer"):
+            taken = await rest.post(
+                "/api/auth/register", json={"name": name, "password": "a-long-passphrase"}
+            )
+            assert taken.status_code == 422 and "reserved" in taken.json()["message"], name
