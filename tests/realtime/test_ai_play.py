@@ -56,11 +56,17 @@ async def test_a_game_against_the_computer_is_played_to_the_end(server: Served) 
     async with httpx.AsyncClient(base_url=server.url) as rest:
         stored = (await rest.get(f"/api/games/{game['id']}")).json()
         found = (await rest.get("/api/games", params={"player": "AI level 1"})).json()
+        against_ai = (await rest.get("/api/games", params={"ai": "true"})).json()
+        not_against_ai = (await rest.get("/api/games", params={"ai": "false"})).json()
+        bad = await rest.get("/api/games", params={"ai": "yes"})
     # The AI's moves went through the rules: the stored game replays legally to its result.
     replayed = Game.replay(get_variant("english"), [m["move"] for m in stored["moves"]])
     assert replayed.ply == len(stored["moves"]) == ended_ply(human)
     assert stored["white"] == "AI level 1" and stored["rated"] is False
     assert game["id"] in [g["id"] for g in found["data"]]
+    assert [g["id"] for g in against_ai["data"]] == [game["id"]]
+    assert game["id"] not in [g["id"] for g in not_against_ai["data"]]
+    assert bad.status_code == 422
 
 
 def ended_ply(client: Client) -> int:
