@@ -60,6 +60,10 @@ class Settings(BaseSettings):
     # with the broker), flags clocks that ran out and stands up players who did not come back.
     sweep_seconds: float = 1.0
 
+    # The computer opponent: processes searching its moves (outside the event loop), per
+    # server process; searches beyond them wait their turn.
+    ai_workers: Annotated[int, Field(ge=1, le=64)] = 1
+
     # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
     # login_max_failures, in login_window_seconds, above).
     login_address_max_failures: PositiveInt = 20  # per address across names, per window

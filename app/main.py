@@ -14,7 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
 from app import lifespan as parts
-from app.api import admin, auth, games, health, leaderboard, players, rooms
+from app.api import admin, ai, auth, games, health, leaderboard, players, rooms
 from app.api.errors import install_error_handlers
 from app.broker import create_broker
 from app.config import Settings, get_settings
@@ -26,6 +26,7 @@ from app.realtime import endpoint as realtime
 from app.realtime import limits
 from app.realtime.uvicorn_log import quiet_uvicorn
 from app.redaction import install as redact_tokens_in_logs
+from app.services.ai import AIPlayers
 
 WEB_DIR = Path(__file__).parent / "web"
 
@@ -73,6 +74,18 @@ async def open_broker(app: FastAPI) -> AsyncIterator[None]:
         await app.state.broker.disconnect()
 
 
+@lifespan_part(needs=["settings", "live"], provides=["ai"])
+@asynccontextmanager
+async def run_ai(app: FastAPI) -> AsyncIterator[None]:
+    """`app.state.ai`: the computer opponent's driver and its pool of search processes."""
+    app.state.ai = AIPlayers(app.state.live, app.state.settings.ai_workers)
+    await app.state.ai.start()
+    try:
+        yield
+    finally:
+        await app.state.ai.stop()
+
+
 # What runs for the life of the server. Each part declares what it needs on `app.state` and
 # what it puts there, and `app.lifespan.enter` orders them by that (left in reverse order), so
 # the order here does not matter: add a component's own part anywhere.
@@ -80,6 +93,7 @@ LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
     open_database,
     open_broker,
     realtime.run_live_play,
+    run_ai,
     quiet_uvicorn,
 )
 
@@ -145,6 +159,7 @@ def create_app(settings: Settings | None = None) -> CheckersApp:
     app.include_router(leaderboard.router)
     app.include_router(admin.router)
     app.include_router(rooms.router)
+    app.include_router(ai.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

@@ -255,7 +255,7 @@ async def list_users(
     q: Annotated[
         str | None, Query(max_length=64, pattern=NAME_PATTERN, description="Part of the name.")
     ] = None,
-    kind: Annotated[Literal["registered", "guest", "imported"] | None, Query()] = None,
+    kind: Annotated[Literal["registered", "guest", "imported", "ai"] | None, Query()] = None,
     role: Annotated[Literal["player", "admin"] | None, Query()] = None,
     banned: Annotated[
         bool | None,

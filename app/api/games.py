@@ -76,6 +76,11 @@ def common_filter(
     rated: Annotated[
         bool | None, Query(description="Rated or casual games only."), TRUE_FALSE
     ] = None,
+    ai: Annotated[
+        bool | None,
+        Query(description="Games against the computer (`AI level 1` … 8) only, or none."),
+        TRUE_FALSE,
+    ] = None,
     status: Annotated[GameStatus | None, Query(description="`playing`: in progress.")] = None,
     since: Annotated[
         date | None,
@@ -115,6 +120,7 @@ def common_filter(
         termination=None if termination is None else termination.value,
         room=room,
         rated=rated,
+        ai=ai,
         status=status,
         since=since,
         until=until,

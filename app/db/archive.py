@@ -49,6 +49,7 @@ class GameFilter:
     since: date | None = None  # inclusive, by start date (UTC)
     until: date | None = None  # inclusive
     min_plies: int | None = None
+    ai: bool | None = None  # against the computer (one of its users, kind `ai`), or not
 
 
 def _common(flt: GameFilter, room_id: int | None) -> list[ColumnElement[bool]]:
@@ -60,6 +61,13 @@ def _common(flt: GameFilter, room_id: int | None) -> list[ColumnElement[bool]]:
         common.append(Game.termination == flt.termination)
     if flt.rated is not None:
         common.append(Game.rated.is_(flt.rated))
+    if flt.ai is not None:
+        computer = select(User.id).where(User.kind == "ai").scalar_subquery()
+        if flt.ai:
+            common.append(or_(Game.black_id.in_(computer), Game.white_id.in_(computer)))
+        else:  # (a game of imported records may lack a player's id)
+            black, white = func.coalesce(Game.black_id, 0), func.coalesce(Game.white_id, 0)
+            common.append(~or_(black.in_(computer), white.in_(computer)))
     if flt.status is not None:
         common.append(Game.status == flt.status)
     if flt.min_plies is not None:

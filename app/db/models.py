@@ -52,7 +52,8 @@ class User(Base):
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
     name: Mapped[str] = mapped_column(String(32), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
-    kind: Mapped[str] = mapped_column(String(16), default="registered")  # registered|guest|imported
+    # registered|guest|imported|ai (the computer opponent, one per level: cannot log in)
+    kind: Mapped[str] = mapped_column(String(16), default="registered")
     role: Mapped[str] = mapped_column(String(16), default="player")  # player|admin
     banned: Mapped[bool] = mapped_column(Boolean, default=False)
     ban_reason: Mapped[str | None] = mapped_column(String(200))
@@ -169,6 +170,8 @@ class Game(Base):
     # Since when a player has had no connection to any server process (None: connected).
     black_away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     white_away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A game against the computer: the server process (heartbeat instance) playing its moves.
+    ai_driver: Mapped[str | None] = mapped_column(String(32))
 
     __table_args__ = (
         # (…, started_at, id) serve the archive's keyset pages without a sort step; black_id

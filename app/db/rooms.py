@@ -18,6 +18,18 @@ async def find_room(session: AsyncSession, ref: str | int, *, lock: bool = False
     return await session.scalar(query)
 
 
+async def first_open_room(session: AsyncSession, variant: str) -> Room | None:
+    """The first open, listed room of a variant (the oldest), locked as `find_room` locks."""
+    query = (
+        select(Room)
+        .where(Room.variant == variant, Room.is_open, Room.is_listed)
+        .order_by(Room.id)
+        .limit(1)
+        .with_for_update(key_share=True)
+    )
+    return await session.scalar(query)
+
+
 async def lock_room(session: AsyncSession, room_id: int) -> Room | None:
     """A room by id, locked (FOR UPDATE) until the transaction ends: an administrator's change."""
     return await session.scalar(select(Room).where(Room.id == room_id).with_for_update())

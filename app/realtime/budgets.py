@@ -37,6 +37,7 @@ WEIGHTS: Mapping[type[p.Message], float] = {
     p.SubscribeLobby: 30.0,
     p.Chat: 5.0,
     p.Open: 5.0,
+    p.PlayAI: 5.0,
     p.Sit: 5.0,
     p.Leave: 5.0,
     p.Rematch: 5.0,

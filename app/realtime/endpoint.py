@@ -43,7 +43,7 @@ from app.realtime.connections import (
 )
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
-from app.services import accounts, decisions, games, presence, tables
+from app.services import accounts, ai, decisions, games, presence, tables
 from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -312,6 +312,21 @@ async def _open(hub: Hub, conn: Connection, m: p.Open) -> None:
     await hub.watch(conn, table["id"])
 
 
+async def _play_ai(hub: Hub, conn: Connection, m: p.PlayAI) -> None:
+    user = _user(conn)
+    table = await ai.start_game(
+        hub.live,
+        user,
+        level=m.level,
+        variant=m.variant,
+        colour=m.colour,
+        clock=m.clock.model_dump() if m.clock is not None else None,
+        room=m.room,
+        start_fen=m.start_fen,
+    )
+    await hub.watch(conn, table["id"])
+
+
 async def _sit(hub: Hub, conn: Connection, m: p.Sit) -> None:
     user = _user(conn)
     await hub.watch(conn, m.table, invite=m.invite)
@@ -379,6 +394,7 @@ _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None
     p.SubscribeLobby: _subscribe_lobby,
     p.UnsubscribeLobby: _unsubscribe_lobby,
     p.Open: _open,
+    p.PlayAI: _play_ai,
     p.Sit: _sit,
     p.Leave: _leave,
     p.Watch: _watch,

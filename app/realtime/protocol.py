@@ -63,6 +63,19 @@ class Open(Message):
     rated: bool = False  # rated: its games move both players' ratings (registered accounts)
 
 
+class PlayAI(Message):
+    """Start a game against the computer at `level`; `room` omitted: the variant's first open
+    room. Always casual (never rated)."""
+
+    type: Literal["play_ai"]
+    room: Annotated[str, Field(max_length=40), Printable] | Id | None = None
+    variant: Literal["english", "pool"] = "english"
+    level: Annotated[int, Field(ge=1, le=8)]
+    colour: Literal["black", "white", "random"] = "random"
+    clock: Clock | None = None  # null or omitted: untimed
+    start_fen: Annotated[str, Field(max_length=200)] | None = None
+
+
 class TableMessage(Message):
     table: Id
 
@@ -136,6 +149,7 @@ ClientMessage = Annotated[
     | SubscribeLobby
     | UnsubscribeLobby
     | Open
+    | PlayAI
     | Sit
     | Leave
     | Watch

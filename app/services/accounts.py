@@ -43,6 +43,7 @@ RESERVED_NAMES = frozenset(
         "support", "help", "helpdesk", "official", "owner", "operator", "superuser", "security",
         "webmaster", "postmaster", "hostmaster", "checkers", "draughts", "server", "null",
         "none", "nil", "undefined", "anonymous", "anon", "guest", "unknown", "everyone",
+        "ai", "ailevel", "computer",
     }
 )  # fmt: skip
 

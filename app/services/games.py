@@ -87,6 +87,11 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
     )
 
 
+async def read(live: LivePlay, game_id: int) -> LiveGame | None:
+    """The game as stored now, read afresh (not this process's cached copy, nor cached)."""
+    return await _read(live, game_id)
+
+
 async def _get(live: LivePlay, game_id: int) -> LiveGame:
     """The game from the cache, or read and (if in progress) cached. Hold the game's lock."""
     cached = live.games.get(game_id)

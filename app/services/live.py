@@ -213,6 +213,10 @@ class LivePlay:
         # How many people watch a table without a seat: the websocket layer, which holds the
         # connections, puts its count here (this process's connections only).
         self.count_spectators: Callable[[TableInfo], int] = lambda table: 0
+        # Also told of every event this process announces (the computer opponent listens).
+        self.listeners: list[Callable[[Sequence[StoredEvent]], None]] = []
+        # The computer opponent's users: user id → level (`app.services.ai` fills it).
+        self.ai_levels: dict[int, int] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
         self._ringing_failed = False
@@ -261,6 +265,8 @@ class LivePlay:
         if not events:
             return
         self.deliver(events)
+        for listener in self.listeners:
+            listener(events)
         if not self.broker.shared:
             return  # no other process to ring
         for event in events:
@@ -282,6 +288,10 @@ class LivePlay:
             await self.broker.publish(channel, dumps(event))
         except BrokerUnavailable as exc:
             logger.warning("cannot announce %s on %s: %s", event.get("type"), channel, exc)
+
+    def is_ai(self, user_id: int | None) -> bool:
+        """Whether the user is the computer opponent."""
+        return user_id is not None and user_id in self.ai_levels
 
     def table_payload(self, table: TableInfo, *, with_invite: bool = False) -> dict[str, Any]:
         """The table as clients see it; the invite code only for its players."""

@@ -115,8 +115,8 @@ async def _stand_up_absent(live: LivePlay) -> None:
         users = await stored.last_seen(session, user_ids)
     cutoff = time.time() - live.settings.disconnect_grace_seconds
     for table_id, user_id in seats:
-        if user_id not in users:
-            continue
+        if user_id not in users or live.is_ai(user_id):
+            continue  # the computer opponent stays while its opponent does
         name, seen = users[user_id]
         if (table_id, user_id) in watched:
             since = watched[table_id, user_id]

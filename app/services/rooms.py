@@ -6,6 +6,7 @@ from typing import Any
 
 from app.db.models import Room
 from app.db.rooms import find_room as find_room
+from app.db.rooms import first_open_room as first_open_room
 
 
 def room_payload(room: Room) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from app.services.live import (
     read_listed,
     read_table,
 )
-from app.services.rooms import find_room, room_payload
+from app.services.rooms import find_room, first_open_room, room_payload
 from app.status import GameStatus, TableState
 from app.timeutil import as_datetime
 
@@ -211,6 +211,83 @@ async def open_table(
     return live.table_payload(table, with_invite=True)
 
 
+async def open_ai_table(
+    live: LivePlay,
+    user: PlayerRef,
+    ai: PlayerRef,
+    room_ref: str | int | None,
+    *,
+    variant: str,
+    clock: dict[str, int] | None,
+    colour: str = "random",
+    start_fen: str | None = None,
+) -> dict[str, Any]:
+    """Open a table for a game against the computer (`ai`, one of its users) and start it at
+    once: `user` sits as host with the colour chosen (or by lot), the AI takes the other seat.
+    Never rated, never listed as waiting. `room_ref` None: the first open room of the
+    variant."""
+    if colour not in COLOURS:
+        raise PlayError("bad_message", "colour must be black, white or random")
+    try:
+        rules_variant = get_variant(variant)
+    except ValueError:
+        raise PlayError("bad_message", f"unknown variant {variant!r}") from None
+    if start_fen is not None:
+        try:
+            start = Game(rules_variant, start_fen=start_fen)
+        except RulesError as exc:
+            raise PlayError("invalid_fen", str(exc)) from exc
+        if start.outcome() is not None:
+            raise PlayError("invalid_fen", f"the game is already over in {start_fen}")
+        start_fen = start.fen()
+    base, increment = _parse_clock(clock)
+    async with live.db.session() as session:
+        if room_ref is None:
+            room = await first_open_room(session, rules_variant.name)
+        else:
+            room = await find_room(session, room_ref, lock=True)
+        if room is None:
+            raise PlayError("not_found", f"no room {room_ref}" if room_ref else "no open room")
+        if not room.is_open:
+            raise PlayError("room_closed", f"room {room.name} is closed")
+        await stored_tables.lock_host(session, user.id)
+        most = live.settings.tables_per_user
+        if await stored_tables.count_hosted(session, user.id) >= most:
+            raise PlayError("seat_taken", f"you already host {most} tables")
+        row = await stored_tables.create(
+            session,
+            room_id=room.id,
+            owner_id=user.id,
+            variant=rules_variant.name,
+            clock_base_s=base,
+            clock_increment_s=increment,
+            colour=colour,
+            is_private=False,
+            invite_code=None,
+            start_fen=start_fen,
+            rated=False,
+            event_seq=0,
+        )
+        table = TableInfo(
+            id=row.id,
+            room_id=row.room_id,
+            variant=row.variant,
+            clock_base_s=row.clock_base_s,
+            clock_increment_s=row.clock_increment_s,
+            colour=row.colour,
+            private=False,
+            invite=None,
+            start_fen=row.start_fen,
+            owner=user,
+        )
+        user_colour = colour if colour != "random" else random.choice(COLOURS[:2])
+        black, white = (user, ai) if user_colour == "black" else (ai, user)
+        lg, stored = await _create_game(live, session, table, black, white)
+        await session.commit()
+    await _started(live, table, lg, stored)
+    return live.table_payload(table, with_invite=True)
+
+
 async def _create_game(
     live: LivePlay, db: Executor, table: TableInfo, black: PlayerRef, white: PlayerRef
 ) -> tuple[LiveGame, list[StoredEvent]]:
@@ -241,6 +318,8 @@ async def _create_game(
         source="live",
         started_at=started,
         last_move_at=started,
+        # A game against the computer: this process plays its moves (`app.services.ai`).
+        ai_driver=live.instance if live.is_ai(black.id) or live.is_ai(white.id) else None,
         # No clock runs before both sides' first moves: the first side's is due.
         deadline_at=as_datetime(now + live.settings.first_move_seconds),
     )
@@ -273,7 +352,10 @@ async def _create_game(
     )
     lg.table = replace(table)
     # A host who went offline while the table waited is away from the game from its start.
-    elsewhere = [p.id for p in (black, white) if not live.connected_here(p.id)]
+    # (The computer opponent is never away.)
+    elsewhere = [
+        p.id for p in (black, white) if not live.connected_here(p.id) and not live.is_ai(p.id)
+    ]
     for user_id in await _offline(live, db, elsewhere) if elsewhere else ():
         stored += await absences.mark_away(live, db, user_id, now)
         lg.away[lg.colour_of(user_id) or Color.BLACK] = now
@@ -344,6 +426,8 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         if table.status != TableState.FINISHED or len(players) != 2:
             raise PlayError("too_early", "a rematch needs a finished game and both players")
         asking = table.rematch | {user.id}
+        # The computer opponent always accepts a rematch.
+        asking |= {p.id for p in players if live.is_ai(p.id)}
         if len(asking) < 2:
             table.rematch = asking
             await stored_tables.ask_rematch(session, table_id, asking)
@@ -374,7 +458,8 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             raise PlayError("not_a_player", f"you do not sit at table {table_id}")
         if table.status == TableState.PLAYING:
             raise PlayError("game_in_progress", "resign or abort the game before leaving")
-        remaining = [p for p in table.players if p.id != user.id]
+        # The computer opponent does not stay alone at a table: it closes.
+        remaining = [p for p in table.players if p.id != user.id and not live.is_ai(p.id)]
         now = as_datetime(time.time())
         table.guest, table.rematch = None, frozenset()
         if remaining:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 DATA = Path(__file__).parent.parent / "data"
-QUIRKS = DATA / "quirks" / "issue14.pdn"
+QUIRKS = DATA / "quirks" / "strict_reader.pdn"
 
 
 def checkers(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

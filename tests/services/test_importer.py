@@ -25,12 +25,12 @@ COLLECTIONS = [
     )
 ]
 ENGLISH_GAMES = 630  # records in the six English collections
-# Records real collections contain that a strict reader refused (issue #14).
-QUIRKS = ROOT / "tests" / "data" / "quirks" / "issue14.pdn"
+# Records real collections contain that a strict reader refused.
+QUIRKS = ROOT / "tests" / "data" / "quirks" / "strict_reader.pdn"
 
 
 def quirk(event: str) -> PdnGame:
-    """The record of tests/data/quirks/issue14.pdn with this Event."""
+    """The record of tests/data/quirks/strict_reader.pdn with this Event."""
     with QUIRKS.open(encoding="utf-8") as stream:
         (record,) = (r for r in read_games(stream) if r.tags["Event"] == event)
     return record

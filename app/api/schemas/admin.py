@@ -286,7 +286,7 @@ class AdminUserPublic(BaseModel):
 
     id: int
     name: str
-    kind: Literal["registered", "guest", "imported"]
+    kind: Literal["registered", "guest", "imported", "ai"]
     role: Literal["player", "admin"]
     banned: bool
     ban_reason: str | None

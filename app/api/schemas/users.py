@@ -32,7 +32,7 @@ class UserPublic(BaseModel):
 
     id: int
     name: str
-    kind: Literal["registered", "guest", "imported"]
+    kind: Literal["registered", "guest", "imported", "ai"]
     role: Literal["player", "admin"]
     created_at: UtcDatetime
 

@@ -1,5 +1,6 @@
 // The lobby: rooms and their tables, live; open a table, sit, watch.
 
+import { computerPanel } from "./computer.js";
 import { formatTimeControl, h, mount, setTitle } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
 import { myGames as gamesInProgress, onMyGames } from "./mygames.js";
@@ -296,6 +297,7 @@ export function render(main, params) {
       ".",
     ),
     myGames,
+    computerPanel(),
     roomsBox,
   );
   drawMyGames();

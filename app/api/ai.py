@@ -1,0 +1,49 @@
+"""REST: start a game against the computer (it is then played over /ws like any game)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.api.deps import CurrentUser, LiveDep, SessionDep
+from app.services import ai
+from app.services.clocks import Clock
+from app.services.live import PlayerRef
+
+router = APIRouter(prefix="/api/ai", tags=["ai"])
+
+
+class AIGameCreate(BaseModel):
+    """A game against the computer: always casual (never rated)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    level: Annotated[int, Field(ge=1, le=8, description="1 (weakest) to 8.")]
+    variant: Literal["english", "pool"] = "english"
+    colour: Literal["black", "white", "random"] = "random"  # the player's; random: by lot
+    clock: Clock | None = None  # null or omitted: untimed
+    room: Annotated[str, Field(max_length=40)] | Annotated[int, Field(ge=1)] | None = None
+    start_fen: Annotated[str, Field(max_length=200)] | None = None
+
+
+@router.post("/games", status_code=201)
+async def create_ai_game(
+    body: AIGameCreate, user: CurrentUser, session: SessionDep, live: LiveDep
+) -> dict[str, Any]:
+    """Open a table against the computer and start its game at once; returns the table (its
+    `game` is the new game's id). Play it over /ws (`watch` the table, then `move`)."""
+    # The request's session ends here (noting the user seen): the game is started in a
+    # transaction of its own, which on SQLite must not wait for this one.
+    await session.commit()
+    return await ai.start_game(
+        live,
+        PlayerRef(user.id, user.name),
+        level=body.level,
+        variant=body.variant,
+        colour=body.colour,
+        clock=body.clock.model_dump() if body.clock is not None else None,
+        room=body.room,
+        start_fen=body.start_fen,
+    )

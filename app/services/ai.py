@@ -1,0 +1,365 @@
+"""The computer opponent as a player: starting a game against it, and playing its moves.
+
+The AI is one user per level ("AI level 1" … "AI level 8", kind `ai`: no password, they cannot
+log in). Its moves go through `games.play_move` like anyone's; its draw answers and resignations
+through `decisions`. Its searches (`app.engine.search`) run in a bounded process pool
+(`AI_WORKERS` processes per server process), never in the event loop; a game has at most one
+search at a time, and searches beyond the pool's size wait their turn.
+
+Which process plays: each game against the AI names its driver (`games.ai_driver`, a heartbeat
+instance): the process that started it. Every `sweep_seconds` each process takes over, with a
+conditional write, the AI games whose driver is no longer alive (`heartbeat.alive`: on
+PostgreSQL a crashed process's advisory lock goes at once), and looks again at the games it
+drives; so an AI game survives its process's crash or restart like any game, and the AI's turn
+is searched again after a restart. Between sweeps the driver is woken by the events it announces
+(the human's move, a draw offer), so a reply does not wait for the sweep.
+
+How the AI behaves (see docs/protocol.md):
+
+- it thinks for its level's movetime, less when its clock is low (at most a twentieth of the
+  time it has left), so it moves well within the first-move deadline;
+- a draw offer is accepted from move 40 on (ply 80) when a short search scores the position
+  about equal or worse for it (at most `DRAW_SCORE`, a quarter of a man), declined otherwise;
+- at levels 6-8 it resigns once its searches have scored the position below `RESIGN_SCORE`
+  (five men down) `RESIGN_AFTER` times in a row;
+- it never claims a win against an absent player, never aborts, and always accepts a rematch
+  (`tables.rematch`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
+from typing import Any
+
+from app.db import ai as stored_ai
+from app.db.table_log import StoredEvent
+from app.engine import Limits, SearchResult, level_limits, search
+from app.rules import Color, Game
+from app.services import decisions, games, heartbeat, tables
+from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
+from app.status import GameStatus
+from app.timeutil import as_datetime
+
+logger = logging.getLogger(__name__)
+
+LEVELS = range(1, 9)
+DRAW_FROM_PLY = 80  # move 40
+DRAW_SCORE = 25  # hundredths of a man, for the AI
+DRAW_SEARCH_MS = 200
+RESIGN_FROM_LEVEL = 6
+RESIGN_SCORE = -500
+RESIGN_AFTER = 3
+CLOCK_SHARE = 20  # at most 1/20 of the time left on a move
+MIN_MOVETIME_MS = 10
+HISTORY_PLIES = 60  # earlier positions given to the search (repetitions)
+
+_MOVE_HEAD = '{"type":"move",'
+_OFFER_HEAD = '{"type":"draw_offered",'
+_STARTED_HEAD = '{"type":"game_started",'
+_MOVE_TYPE = '"type":"move",'
+_OFFER_TYPE = '"type":"draw_offered",'
+
+
+def ai_player(live: LivePlay, level: int) -> PlayerRef:
+    """The AI's user at `level`; `bad_message` for a level it does not have."""
+    for user_id, found in live.ai_levels.items():
+        if found == level:
+            return PlayerRef(user_id, f"{stored_ai.NAME_PREFIX}{level}")
+    raise PlayError("bad_message", f"level must be 1 to {max(LEVELS)}")
+
+
+async def start_game(
+    live: LivePlay,
+    user: PlayerRef,
+    *,
+    level: int,
+    variant: str,
+    colour: str,
+    clock: dict[str, int] | None,
+    room: str | int | None = None,
+    start_fen: str | None = None,
+) -> dict[str, Any]:
+    """Open a table against the AI at `level` and start the game (casual, never rated);
+    returns the table as its players see it."""
+    if live.is_ai(user.id):
+        raise PlayError("not_a_player", "the computer does not play itself")
+    ai = ai_player(live, level)
+    return await tables.open_ai_table(
+        live, user, ai, room, variant=variant, clock=clock, colour=colour, start_fen=start_fen
+    )
+
+
+def movetime_ms(level: int, clock_left_ms: int | None) -> int:
+    """The AI's thinking time at `level` with `clock_left_ms` on its clock (None: untimed)."""
+    budget = level_limits(level).movetime_ms or 0
+    if clock_left_ms is not None:
+        budget = min(budget, max(MIN_MOVETIME_MS, clock_left_ms // CLOCK_SHARE))
+    return budget
+
+
+def accepts_draw(ply: int, score: int) -> bool:
+    """Whether the AI accepts a draw at `ply` when its search scores the position `score`
+    (hundredths of a man, for the AI)."""
+    return ply >= DRAW_FROM_PLY and score <= DRAW_SCORE
+
+
+def _history(lg: LiveGame) -> list[str]:
+    """The FENs before the current position (the latest `HISTORY_PLIES`), for repetitions."""
+    replayed = Game(lg.game.variant, start_fen=lg.start_fen)
+    fens = [replayed.fen()]
+    for move in lg.game.moves[:-1]:
+        replayed.play(move)
+        fens.append(replayed.fen())
+    return fens[-HISTORY_PLIES:] if lg.game.moves else []
+
+
+SEARCH_NICENESS = 19  # the search processes yield the CPU to the server's event loop
+
+
+def _search_process(parent: int) -> None:
+    """A search process starts: at a lower priority than the server (live play comes first),
+    and exiting once the server process that started it is gone (killed, say), rather than
+    waiting for work forever."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(SEARCH_NICENESS)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _warm() -> None:
+    """Import the engine in a worker (and load its book) before the first real search."""
+    search(None, "english", Limits(depth=1))
+
+
+class AIPlayers:
+    """The AI's driver in one server process; started and stopped by the app's lifespan."""
+
+    def __init__(self, live: LivePlay, workers: int) -> None:
+        self.live = live
+        self.workers = workers
+        self.pool: Executor | None = None
+        self.driving: dict[int, int] = {}  # game → table, the games this process plays
+        self._tables: dict[int, int] = {}  # table → game
+        self._busy: set[int] = set()  # games with a turn in hand
+        self._again: set[int] = set()  # woken while busy: look again after this turn
+        self.hopeless: dict[int, int] = {}  # game → consecutive hopeless searches
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        # With a shared broker: per table driven here, a task following its ring, so that a
+        # human whose socket is on another process is answered without waiting for the sweep.
+        self._follows: dict[int, asyncio.Task[None]] = {}
+
+    async def start(self) -> None:
+        async with self.live.db.session() as session:
+            self.live.ai_levels = await stored_ai.players(session)
+        self.pool = self._new_pool()
+        self.pool.submit(_warm)
+        self.live.listeners.append(self._heard)
+        self._task = asyncio.create_task(self._run(), name="ai-driver")
+
+    def _new_pool(self) -> Executor:
+        # Spawned (not forked from a process running an event loop and threads), and watching
+        # this process so as to end with it.
+        return ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_search_process,
+            initargs=(os.getpid(),),
+        )
+
+    async def stop(self) -> None:
+        if self._heard in self.live.listeners:
+            self.live.listeners.remove(self._heard)
+        tasks = [t for t in (self._task, *self._follows.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    # --- who plays which game -----------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self.survey()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                logger.warning("cannot look for games against the computer yet", exc_info=True)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.live.settings.sweep_seconds):
+                    await self._wake.wait()
+            self._wake.clear()
+
+    async def survey(self) -> None:
+        """Take over the AI games whose driver is gone, and look at every game driven here."""
+        live = self.live
+        if not live.instance or not live.ai_levels:
+            return
+        mine: dict[int, int] = {}
+        async with live.db.session() as session:
+            found = await stored_ai.drivers(session, list(live.ai_levels))
+            alive: set[str] | None = None
+            for game_id, table_id, driver in found:
+                if driver == live.instance:
+                    mine[game_id] = table_id
+                    continue
+                if driver is not None:
+                    if alive is None:
+                        now = as_datetime(time.time())
+                        alive = await heartbeat.alive(session, now, live.settings.heartbeat_seconds)
+                    if driver in alive:
+                        continue
+                if await stored_ai.claim(session, game_id, live.instance, driver):
+                    logger.info("playing the computer's moves in game %d from now on", game_id)
+                    mine[game_id] = table_id
+            await session.commit()
+        self.driving = mine
+        self._tables = {table_id: game_id for game_id, table_id in mine.items()}
+        for game_id in list(self.hopeless):
+            if game_id not in mine:
+                del self.hopeless[game_id]
+        if live.broker.shared:
+            self._follow_tables()
+        for game_id in mine:
+            self.nudge(game_id)
+
+    def _follow_tables(self) -> None:
+        for table_id in set(self._follows) - set(self._tables):
+            self._follows.pop(table_id).cancel()
+        for table_id in set(self._tables) - set(self._follows):
+            self._follows[table_id] = asyncio.create_task(self._follow(table_id))
+
+    async def _follow(self, table_id: int) -> None:
+        """Wake the table's game on every move or draw offer rung for it (by any process)."""
+        while True:
+            try:
+                async with self.live.broker.subscribe(table_channel(table_id)) as sub:
+                    async for frame in sub:
+                        if _MOVE_TYPE in frame or _OFFER_TYPE in frame:
+                            game_id = self._tables.get(table_id)
+                            if game_id is not None:
+                                self.nudge(game_id)
+                    return
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the broker is down or this follower fell behind: the sweep
+                await asyncio.sleep(self.live.settings.sweep_seconds)  # covers meanwhile
+
+    def _heard(self, stored: Sequence[StoredEvent]) -> None:
+        """Events announced here: the human's move or draw offer in a game played here wakes
+        its driver; a game started (perhaps against the AI) wakes the survey."""
+        for event in stored:
+            payload = event.payload
+            if payload.startswith(_STARTED_HEAD):
+                self._wake.set()
+            elif payload.startswith((_MOVE_HEAD, _OFFER_HEAD)):
+                game_id = self._tables.get(event.table_id)
+                if game_id is not None:
+                    self.nudge(game_id)
+
+    def nudge(self, game_id: int) -> None:
+        """Look at a game driven here: answer a draw offer, move if it is the AI's turn."""
+        if game_id in self._busy:
+            self._again.add(game_id)
+            return
+        self._busy.add(game_id)
+        self.live.spawn(self._turns(game_id))
+
+    async def _turns(self, game_id: int) -> None:
+        try:
+            while True:
+                self._again.discard(game_id)
+                try:
+                    await self._turn(game_id)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    logger.warning("the computer could not play in game %d", game_id, exc_info=True)
+                if game_id not in self._again:
+                    return
+        finally:
+            self._busy.discard(game_id)
+
+    # --- one turn -------------------------------------------------------------------------
+
+    async def _turn(self, game_id: int) -> None:
+        live = self.live
+        if game_id not in self.driving:
+            return
+        lg = await games.read(live, game_id)
+        if lg is None or lg.status != GameStatus.PLAYING:
+            self.driving.pop(game_id, None)
+            return
+        colour = Color.BLACK if live.is_ai(lg.black.id) else Color.WHITE
+        ai = lg.black if colour is Color.BLACK else lg.white
+        level = live.ai_levels[ai.id]
+        if lg.draw_offer is colour.other and await self._answer_draw(lg, ai, colour):
+            return  # accepted: the game is over
+        if lg.game.position.turn is not colour or lg.game.outcome() is not None:
+            return
+        left = None
+        if lg.clock is not None and lg.game.ply >= 2:
+            left = lg.clock.left(colour, colour, time.time())
+        limits = replace(level_limits(level), movetime_ms=movetime_ms(level, left))
+        result = await self._search(lg, limits)
+        if level >= RESIGN_FROM_LEVEL and self._hopeless(game_id, result.score):
+            with contextlib.suppress(PlayError):
+                await decisions.resign(live, ai.id, game_id)
+            return
+        try:
+            await games.play_move(live, ai.id, game_id, result.move, lg.game.ply)
+        except PlayError as exc:
+            if exc.code == "stale_ply":
+                self._again.add(game_id)  # the game moved on meanwhile: look again
+
+    def _hopeless(self, game_id: int, score: int) -> bool:
+        """Count this search's score; True when the AI should resign."""
+        if score >= RESIGN_SCORE:
+            self.hopeless.pop(game_id, None)
+            return False
+        count = self.hopeless[game_id] = self.hopeless.get(game_id, 0) + 1
+        return count >= RESIGN_AFTER
+
+    async def _answer_draw(self, lg: LiveGame, ai: PlayerRef, colour: Color) -> bool:
+        """Accept or decline the standing offer (see `accepts_draw`); True if accepted."""
+        accept = False
+        if lg.game.ply >= DRAW_FROM_PLY:
+            result = await self._search(lg, Limits(movetime_ms=DRAW_SEARCH_MS))
+            score = result.score if lg.game.position.turn is colour else -result.score
+            accept = accepts_draw(lg.game.ply, score)
+        try:
+            await decisions.answer_draw(self.live, ai.id, lg.id, accept=accept)
+        except PlayError:  # withdrawn or ended meanwhile
+            return False
+        return accept
+
+    async def _search(self, lg: LiveGame, limits: Limits) -> SearchResult:
+        """Search the game's position in the pool (waiting for a free worker)."""
+        assert self.pool is not None
+        loop = asyncio.get_running_loop()
+        args = (lg.game.fen(), lg.variant, limits, _history(lg))
+        try:
+            return await loop.run_in_executor(self.pool, search, *args)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
+            logger.warning("the computer's search processes died; starting new ones")
+            self.pool = self._new_pool()
+            return await loop.run_in_executor(self.pool, search, *args)
