@@ -181,8 +181,8 @@ async def read_listed(db: Executor, room_ids: list[int]) -> list[TableInfo]:
     return [_table_of(row) for row in await stored_tables.read_listed(db, room_ids)]
 
 
-# Who has a rating: registered accounts (guests play casual games only; an imported name
-# never sits at a table).
+# Who has a rating: registered accounts (guests and the computer play casual games only; an
+# imported name never sits at a table).
 RATED_KIND = "registered"
 
 
