@@ -7,7 +7,7 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
-from app.api.schemas.common import Clock, PlayerPublic
+from app.api.schemas.common import Clock, SeatedPlayerPublic
 from app.services import tables
 from app.status import TableState
 
@@ -21,9 +21,10 @@ class TablePublic(BaseModel):
     clock: Clock | None  # None: untimed
     colour: Literal["black", "white", "random"]  # the host's colour
     private: bool
+    rated: bool  # its games move ratings
     start_fen: str | None
     status: TableState
-    players: list[PlayerPublic]
+    players: list[SeatedPlayerPublic]  # each with their rating in the table's category
     game: int | None  # the latest game at the table
 
 

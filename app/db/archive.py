@@ -18,7 +18,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from app.db.models import Game, GameTable, Move, Room, User
+from app.db.models import Game, GameTable, Move, RatingChange, Room, User
 from app.rules import Result
 from app.timeutil import as_utc
 
@@ -184,8 +184,12 @@ async def count(session: AsyncSession, branches: Branches) -> int:
 
 _Black = aliased(User)
 _White = aliased(User)
+_BlackChange = aliased(RatingChange)
+_WhiteChange = aliased(RatingChange)
 # id, variant, status, result, termination, black, white, rated, room slug, room name, source,
-# start_fen, clock base and increment, plies, started_at, last_move_at, finished_at.
+# start_fen, clock base and increment, plies, started_at, last_move_at, finished_at; then what
+# the game did to each side's rating (rating and RD before, rating after; null unless the game
+# moved ratings), Black's then White's.
 SUMMARY_COLUMNS = (
     Game.id,
     Game.variant,
@@ -205,6 +209,12 @@ SUMMARY_COLUMNS = (
     Game.started_at,
     Game.last_move_at,
     Game.finished_at,
+    _BlackChange.rating_before,
+    _BlackChange.rd_before,
+    _BlackChange.rating_after,
+    _WhiteChange.rating_before,
+    _WhiteChange.rd_before,
+    _WhiteChange.rating_after,
 )
 TAGS = Game.tags
 
@@ -215,6 +225,14 @@ def _summary_select(*extra: Any) -> Select[*tuple[Any, ...]]:
         .outerjoin(_Black, _Black.id == Game.black_id)
         .outerjoin(_White, _White.id == Game.white_id)
         .outerjoin(Room, Room.id == Game.room_id)
+        .outerjoin(
+            _BlackChange,
+            (_BlackChange.game_id == Game.id) & (_BlackChange.user_id == Game.black_id),
+        )
+        .outerjoin(
+            _WhiteChange,
+            (_WhiteChange.game_id == Game.id) & (_WhiteChange.user_id == Game.white_id),
+        )
     )
 
 

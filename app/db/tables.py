@@ -14,15 +14,41 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, case, func, literal_column, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from app.db.models import Game, GameTable, Room, User
+from app.db.models import Game, GameTable, Rating, Room, User
 from app.db.table_log import Executor
+from app.ratings.categories import MOVES_PER_GAME, UPPER_BOUNDS
 from app.status import GameStatus, TableStatus
 
 _OWNER, _GUEST = aliased(User), aliased(User)
+_OWNER_RATING, _GUEST_RATING = aliased(Rating), aliased(Rating)
+# The rating category of the table's clock, as `app.ratings.category_of` decides it.
+_CATEGORY = case(
+    (GameTable.clock_base_s.is_(None), literal_column("'untimed'")),
+    *(
+        (
+            GameTable.clock_base_s
+            + literal_column(str(MOVES_PER_GAME)) * GameTable.clock_increment_s
+            < literal_column(str(limit)),
+            literal_column(f"'{name}'"),
+        )
+        for limit, name in UPPER_BOUNDS
+    ),
+    else_=literal_column("'classical'"),
+)
+
+
+def _rating_of(rating: type[Rating], user: type[User]) -> ColumnElement[bool]:
+    return and_(
+        rating.user_id == user.id,
+        rating.variant == GameTable.variant,
+        rating.category == _CATEGORY,
+    )
+
+
 _LATEST_GAME = (
     select(Game.id)
     .where(Game.table_id == GameTable.id)
@@ -33,7 +59,9 @@ _LATEST_GAME = (
 )
 # A table with its seats' names and its latest game, in one row: id, room_id, variant,
 # clock_base_s, clock_increment_s, colour, is_private, invite_code, start_fen, owner_id, owner's
-# name, guest_id, guest's name, status, rematch, the latest game's id and status.
+# name, guest_id, guest's name, status, rematch, the latest game's id and status, rated; then
+# per seat (owner, guest) the account's kind and its rating in the table's variant and category
+# (rating, rd, volatility, last_game_at; null without a rating row), by primary key.
 _TABLE_QUERY = (
     select(
         GameTable.id,
@@ -54,9 +82,22 @@ _TABLE_QUERY = (
         Game.id,
         Game.status,
         GameTable.rated,
+        *(
+            column
+            for user, rating in ((_OWNER, _OWNER_RATING), (_GUEST, _GUEST_RATING))
+            for column in (
+                user.kind,
+                rating.rating,
+                rating.rd,
+                rating.volatility,
+                rating.last_game_at,
+            )
+        ),
     )
     .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
     .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
+    .outerjoin(_OWNER_RATING, _rating_of(_OWNER_RATING, _OWNER))
+    .outerjoin(_GUEST_RATING, _rating_of(_GUEST_RATING, _GUEST))
     .outerjoin(Game, Game.id == _LATEST_GAME)
 )
 

@@ -16,7 +16,7 @@ CATEGORIES: tuple[Category, ...] = ("bullet", "blitz", "rapid", "classical", "un
 
 MOVES_PER_GAME = 40
 # (upper bound in seconds, exclusive; category)
-_LIMITS: tuple[tuple[int, Category], ...] = ((180, "bullet"), (480, "blitz"), (1500, "rapid"))
+UPPER_BOUNDS: tuple[tuple[int, Category], ...] = ((180, "bullet"), (480, "blitz"), (1500, "rapid"))
 
 
 def category_of(base_s: int | None, increment_s: int) -> Category:
@@ -24,7 +24,7 @@ def category_of(base_s: int | None, increment_s: int) -> Category:
     if base_s is None:
         return "untimed"
     estimate = base_s + MOVES_PER_GAME * increment_s
-    for limit, name in _LIMITS:
+    for limit, name in UPPER_BOUNDS:
         if estimate < limit:
             return name
     return "classical"

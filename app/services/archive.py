@@ -28,6 +28,7 @@ from app.db.archive import Colour as Colour
 from app.db.archive import GameFilter as GameFilter
 from app.db.archive import Order as Order
 from app.db.models import MAX_ID, User
+from app.ratings import display, provisional
 from app.rules import Game as RulesGame
 from app.rules import Result, RulesError, get_variant
 from app.rules.pdn import write_game
@@ -49,9 +50,26 @@ class NotFoundError(ArchiveError):
         super().__init__("not_found", message, http_status=404)
 
 
+@dataclass(frozen=True, slots=True)
+class GameRating:
+    """One side's rating before a rated game (whole points), whether it was provisional then,
+    and what the game did to it."""
+
+    rating: int
+    provisional: bool
+    diff: int
+
+
+def _game_rating(before: float | None, rd: float | None, after: float | None) -> GameRating | None:
+    if before is None or rd is None or after is None:
+        return None
+    return GameRating(display(before), provisional(rd), display(after) - display(before))
+
+
 @dataclass
 class GameSummary:
-    """A game as listed in a history page."""
+    """A game as listed in a history page; `black_rating`/`white_rating` for a game that moved
+    ratings."""
 
     id: int
     variant: str
@@ -71,6 +89,8 @@ class GameSummary:
     started_at: datetime
     last_move_at: datetime | None
     finished_at: datetime | None
+    black_rating: GameRating | None = None
+    white_rating: GameRating | None = None
 
 
 @dataclass
@@ -182,11 +202,15 @@ async def resolve_filter(
     return ResolvedFilter(stored.player_branches(flt, room_id, player_id, opponent_id, visible))
 
 
-_SUMMARY_FIELDS = tuple(f.name for f in fields(GameSummary))
+_SUMMARY_FIELDS = tuple(f.name for f in fields(GameSummary))[:-2]
 
 
 def _summary(row: Sequence[Any]) -> dict[str, Any]:
-    values = dict(zip(_SUMMARY_FIELDS, row, strict=True))
+    """A row of `SUMMARY_COLUMNS` as `GameSummary`'s fields."""
+    changes = row[-6:]
+    values = dict(zip(_SUMMARY_FIELDS, row[:-6], strict=True))
+    values["black_rating"] = _game_rating(*changes[:3])
+    values["white_rating"] = _game_rating(*changes[3:])
     for key in ("started_at", "last_move_at", "finished_at"):
         if values[key] is not None:
             values[key] = as_utc(values[key])
@@ -397,6 +421,12 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def _rating_doc(rating: GameRating | None) -> dict[str, Any] | None:
+    if rating is None:
+        return None
+    return {"rating": rating.rating, "provisional": rating.provisional, "diff": rating.diff}
+
+
 def render_ndjson(record: GameRecord) -> str:
     """The game as one JSON line: the summary fields, tags, moves and clocks (ms left)."""
     doc = {
@@ -416,6 +446,8 @@ def render_ndjson(record: GameRecord) -> str:
         "ply_count": record.ply_count,
         "started_at": _iso(record.started_at),
         "finished_at": _iso(record.finished_at),
+        "black_rating": _rating_doc(record.black_rating),
+        "white_rating": _rating_doc(record.white_rating),
         "tags": record.tags,
         "moves": record.moves,
         "clocks_ms": record.clocks_ms if any(c is not None for c in record.clocks_ms) else None,

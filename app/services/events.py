@@ -20,6 +20,16 @@ class Player(TypedDict):
     name: str
 
 
+class SeatedPlayer(TypedDict):
+    """A player at a table or in a game, with the rating the table's games count in (None for
+    a guest) and whether it is provisional."""
+
+    id: int
+    name: str
+    rating: int | None
+    provisional: bool
+
+
 class Clocks(TypedDict):
     """Milliseconds left on each side's clock."""
 

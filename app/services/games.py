@@ -73,8 +73,8 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
         room_id=row.room_id,
         variant=row.variant,
         start_fen=row.start_fen,
-        black=PlayerRef(row.black_id, names.get(row.black_id, "?")),
-        white=PlayerRef(row.white_id, names.get(row.white_id, "?")),
+        black=_side(row.black_id, names, table),
+        white=_side(row.white_id, names, table),
         game=game,
         clock=stored_clock(row),
         status=row.status,
@@ -90,6 +90,12 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
 async def read(live: LivePlay, game_id: int) -> LiveGame | None:
     """The game as stored now, read afresh (not this process's cached copy, nor cached)."""
     return await _read(live, game_id)
+
+
+def _side(user_id: int, names: dict[int, str], table: TableInfo | None) -> PlayerRef:
+    """A game's player, with the rating their table shows if they still sit there."""
+    seated = [p for p in table.players if p.id == user_id] if table is not None else []
+    return seated[0] if seated else PlayerRef(user_id, names.get(user_id, "?"))
 
 
 async def _get(live: LivePlay, game_id: int) -> LiveGame:
@@ -307,8 +313,8 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
         "table": lg.table_id,
         "variant": lg.variant,
         "start_fen": lg.start_fen,
-        "black": lg.black.payload(),
-        "white": lg.white.payload(),
+        "black": lg.black.seat_payload(),
+        "white": lg.white.seat_payload(),
         "status": lg.status,
         "result": lg.result,
         "termination": lg.termination,
@@ -525,9 +531,13 @@ async def _store_final_move(
         if row is None:
             return None
         rating_change = await ratings.apply(session, row, commit.at)
+        # The table shows both players' ratings as the game left them.
+        table = await read_table(session, commit.table_id) if rating_change else None
         for event in made:
             if event["type"] == "game_ended":
                 event["rating_change"] = rating_change
+            elif event["type"] == "table_update" and table is not None:
+                event["state"] = live.table_payload(table)
         stored = await live.record(session, commit.table_id, made, commit.at)
         await session.commit()
     return stored

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.engine import Database
 from app.db.table_log import Executor, StoredEvent
+from app.ratings import DEFAULT, Glicko, display, live_rd, provisional
 from app.rules import Color, Game, Result
 from app.services import events
 from app.services.clocks import GameClock
@@ -34,6 +36,7 @@ from app.services.commits import MoveWriter
 from app.services.errors import ServiceError
 from app.services.move_rate import MoveRate
 from app.status import GameStatus, TableState, TableStatus
+from app.timeutil import as_unix
 
 logger = logging.getLogger(__name__)
 
@@ -53,11 +56,25 @@ class PlayError(ServiceError):
 
 @dataclass(frozen=True, slots=True)
 class PlayerRef:
+    """A player; at a table, with their rating in the table's variant and category (None: a
+    guest, who has none, or not read)."""
+
     id: int
     name: str
+    rating: int | None = None
+    provisional: bool = False
 
     def payload(self) -> events.Player:
         return {"id": self.id, "name": self.name}
+
+    def seat_payload(self) -> events.SeatedPlayer:
+        """The player as a table's seats and a game's sides show them, with the rating."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "rating": self.rating,
+            "provisional": self.provisional,
+        }
 
 
 @dataclass(slots=True)
@@ -164,10 +181,34 @@ async def read_listed(db: Executor, room_ids: list[int]) -> list[TableInfo]:
     return [_table_of(row) for row in await stored_tables.read_listed(db, room_ids)]
 
 
+# Who has a rating: registered accounts (guests and the computer play casual games only; an
+# imported name never sits at a table).
+RATED_KIND = "registered"
+
+
+def _seat(
+    user_id: int | None, name: str | None, stored: Sequence[Any], now: float
+) -> PlayerRef | None:
+    """A seat's player with the rating shown beside their name: the stored one with its RD
+    grown while idle (as the REST API shows it), lichess's default 1500 (provisional) for a
+    registered player without a rated game in the category yet, none for a guest."""
+    if user_id is None:
+        return None
+    kind, rating, rd, volatility, last_game_at = stored
+    if kind != RATED_KIND:
+        return PlayerRef(user_id, name or "?")
+    if rating is None:
+        return PlayerRef(user_id, name or "?", display(DEFAULT.rating), True)
+    last = as_unix(last_game_at) if last_game_at is not None else None
+    grown = live_rd(Glicko(rating, rd, volatility), last, now)
+    return PlayerRef(user_id, name or "?", display(rating), provisional(grown))
+
+
 def _table_of(row: Sequence[Any]) -> TableInfo:
     (id_, room, variant, base, increment, colour, private, invite, fen) = row[:9]
     owner_id, owner_name, guest_id, guest_name, status, rematch, game_id, game_status = row[9:17]
     rated = row[17]
+    now = time.time()
     return TableInfo(
         id=id_,
         room_id=room,
@@ -178,8 +219,8 @@ def _table_of(row: Sequence[Any]) -> TableInfo:
         private=private,
         invite=invite,
         start_fen=fen,
-        owner=PlayerRef(owner_id, owner_name or "?") if owner_id is not None else None,
-        guest=PlayerRef(guest_id, guest_name or "?") if guest_id is not None else None,
+        owner=_seat(owner_id, owner_name, row[18:23], now),
+        guest=_seat(guest_id, guest_name, row[23:28], now),
         closed=status == TableStatus.CLOSED,
         game_id=game_id,
         game_status=game_status,
@@ -306,7 +347,7 @@ class LivePlay:
             "invite": table.invite if with_invite else None,
             "start_fen": table.start_fen,
             "status": table.status,
-            "players": [p.payload() for p in table.players],
+            "players": [p.seat_payload() for p in table.players],
             "game": table.game_id,
             "rematch": sorted(table.rematch),
             "spectators": self.count_spectators(table),

@@ -204,6 +204,9 @@ async def open_table(
             owner=user,
             rated=row.rated,
         )
+        # The host as the table reads them, with the rating shown beside their name.
+        shown = await read_table(session, row.id)
+        table.owner = shown.owner if shown is not None else user
         stored = await live.record(session, table.id, [live.table_update(table)], row.created_at)
         await session.commit()
     await live.announce(stored)
@@ -324,6 +327,11 @@ async def _create_game(
         deadline_at=as_datetime(now + live.settings.first_move_seconds),
     )
     await stored_tables.seat(db, table.id, black.id, white.id)
+    # Both seats as the table now reads them: with the ratings shown beside their names (the
+    # player who just sat down came without theirs).
+    seated = await read_table(db, table.id)
+    if seated is not None and seated.owner is not None and seated.guest is not None:
+        black, white = seated.owner, seated.guest
     clock = None
     if base_ms is not None:
         clock = GameClock(table.clock_increment_s * 1000, base_ms, base_ms, now)

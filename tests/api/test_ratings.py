@@ -4,6 +4,7 @@ provisional flag), `GET /api/players/{name}/rating-history` (last rating per day
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import httpx
@@ -182,3 +183,44 @@ async def test_leaderboard_parameters_are_strict(client: httpx.AsyncClient, quer
     response = await client.get(f"/api/leaderboard?{query}")
     assert response.status_code == 422
     assert response.json()["error"] == "bad_request"
+
+
+async def test_archived_games_show_the_ratings_before_a_rated_game(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    async with app.state.db.session() as session:
+        rated = await add_game(
+            session, black="erin", white="fred", started_at=at("2026-03-02"), rated=True
+        )
+        casual = await add_game(session, black="erin", white="fred", started_at=at("2026-03-01"))
+        for name, before, rd, after in (
+            ("erin", 1500.0, 500.0, 1741.2),
+            ("fred", 1620.9, 80, 1611),
+        ):
+            session.add(
+                RatingChange(
+                    game_id=rated,
+                    user_id=await user(session, name),
+                    variant="english",
+                    category="blitz",
+                    rating_before=before,
+                    rd_before=rd,
+                    rating_after=after,
+                    rd_after=rd,
+                    volatility_after=0.09,
+                    at=at("2026-03-02", 600),
+                )
+            )
+        await session.commit()
+    erin = {"rating": 1500, "provisional": True, "diff": 241}
+    fred = {"rating": 1620, "provisional": False, "diff": -9}
+    page = (await client.get("/api/players/erin/games")).json()["data"]
+    assert [(g["id"], g["black_rating"], g["white_rating"]) for g in page] == [
+        (rated, erin, fred),
+        (casual, None, None),
+    ]
+    one = (await client.get(f"/api/games/{rated}")).json()
+    assert (one["black_rating"], one["white_rating"]) == (erin, fred)
+    assert (await client.get(f"/api/games/{casual}")).json()["black_rating"] is None
+    lines = (await client.get("/api/games/export?player=erin&format=ndjson")).text.splitlines()
+    assert [json.loads(line)["white_rating"] for line in lines] == [fred, None]

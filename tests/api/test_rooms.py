@@ -26,5 +26,8 @@ async def test_rooms_are_listed_with_their_public_tables(
     (table,) = rooms["pool"]["tables"]
     assert table["id"] == public["id"]
     assert (table["status"], table["colour"], table["variant"]) == ("open", "white", "pool")
-    assert table["players"] == [{"id": host.id, "name": host.name}]
+    assert table["players"] == [
+        {"id": host.id, "name": host.name, "rating": None, "provisional": False}
+    ]
+    assert table["rated"] is False
     assert "invite" not in table

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from app.api.schemas.ratings import RatingPublic
-from app.services.archive import GameRecord, GameSummary, PlayerProfile
+from app.services.archive import GameRating, GameRecord, GameSummary, PlayerProfile
 from app.services.ratings import PlayerRating
 from app.status import GameStatus
 
@@ -24,6 +24,8 @@ _SUMMARY_EXAMPLE: JsonDict = {
     "termination": "resignation",
     "black": "alice",
     "white": "bob",
+    "black_rating": {"rating": 1523, "provisional": False, "diff": -8},
+    "white_rating": {"rating": 1490, "provisional": True, "diff": 14},
     "rated": True,
     "room": "main",
     "source": "live",
@@ -43,6 +45,20 @@ class TimeControlPublic(BaseModel):
     increment_s: int = Field(description="Seconds added after each move.")
 
 
+class GameRatingPublic(BaseModel):
+    """One side's rating before a rated game, and what the game did to it."""
+
+    rating: int = Field(description="The whole rating before the game.")
+    provisional: bool = Field(description="Whether it was provisional (RD 110 or more) then.")
+    diff: int = Field(description="The change the game made (whole points after minus before).")
+
+    @classmethod
+    def of(cls, rating: GameRating | None) -> GameRatingPublic | None:
+        if rating is None:
+            return None
+        return cls(rating=rating.rating, provisional=rating.provisional, diff=rating.diff)
+
+
 class GameSummaryPublic(BaseModel):
     """A game as listed in a history page."""
 
@@ -55,6 +71,11 @@ class GameSummaryPublic(BaseModel):
     termination: str | None = Field(description="How the game ended, e.g. `no_moves`.")
     black: str | None = Field(description="Name of the player with Black (moves first).")
     white: str | None
+    black_rating: GameRatingPublic | None = Field(
+        description="Black's rating before the game, for a game that moved ratings (a rated "
+        "game with a result and at least two plies); null otherwise."
+    )
+    white_rating: GameRatingPublic | None = Field(description="White's, as `black_rating`.")
     rated: bool
     room: str | None = Field(description="Slug of the room the game was played in.")
     source: Literal["live", "import"]
@@ -84,6 +105,8 @@ def _summary_fields(game: GameSummary) -> dict[str, Any]:
         "termination": game.termination,
         "black": game.black,
         "white": game.white,
+        "black_rating": GameRatingPublic.of(game.black_rating),
+        "white_rating": GameRatingPublic.of(game.white_rating),
         "rated": game.rated,
         "room": game.room,
         "source": game.source,

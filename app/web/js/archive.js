@@ -3,6 +3,7 @@
 import { api, query } from "./api.js";
 import { formatDate, formatTimeControl, h, mount, setTitle } from "./dom.js";
 import { describeOutcome, outcomeFor, resultFor, variantName } from "./notation.js";
+import { diffBadge, ratingBadge } from "./ratings.js";
 import { session } from "./session.js";
 
 const PAGE_SIZE = 50;
@@ -132,6 +133,11 @@ function playerLink(name) {
   return name ? h("a", { href: `#/players/${encodeURIComponent(name)}`, text: name }) : "?";
 }
 
+/** A player's rating before a rated game and what the game did to it ("(1500?) +241"). */
+export function ratedSide(rating) {
+  return rating ? [ratingBadge(rating), " ", diffBadge(rating.diff)] : [];
+}
+
 /** The list of games shared by the archive and player pages; rows go into `body`. */
 export function gamesTable(caption, body) {
   return h(
@@ -187,8 +193,8 @@ export function gameRow(game, side = null) {
         text: `#${game.id}`,
       }),
     ),
-    h("td", {}, playerLink(game.black)),
-    h("td", {}, playerLink(game.white)),
+    h("td", {}, playerLink(game.black), ...ratedSide(game.black_rating)),
+    h("td", {}, playerLink(game.white), ...ratedSide(game.white_rating)),
     h("td", {
       class: "result",
       dataset: { outcome: outcome || "" },

@@ -8,6 +8,7 @@ import { formatClock, formatTimeControl, h, mount, setTitle, toast } from "./dom
 import { connectionBadge, live } from "./live.js";
 import { renderMoveList } from "./movelist.js";
 import { colorName, describeOutcomeFor, outcomeFor, parseFen, variantName } from "./notation.js";
+import { diffBadge, diffText, ratingBadge } from "./ratings.js";
 import { requireUser, session } from "./session.js";
 import { play } from "./sound.js";
 
@@ -295,12 +296,20 @@ export function render(main, params, search) {
             draw_offer: null,
           });
           if (message.clocks) game.clocks = message.clocks;
+          game.rating_change = message.rating_change || null;
           game.clock_running = false;
           game.first_move_deadline = null;
         }
         confirm = null;
         if (table) table.status = "finished";
-        announce(describeOutcomeFor({ ...message, variant: game && game.variant }, myColour()));
+        announce(
+          [
+            describeOutcomeFor({ ...message, variant: game && game.variant }, myColour()),
+            ratingChangeText(message.rating_change),
+          ]
+            .filter(Boolean)
+            .join(" "),
+        );
         play("end");
         break;
       case "rematch_offered":
@@ -580,6 +589,8 @@ export function render(main, params, search) {
     bar.classList.toggle("to-move", toMove);
     bar.dataset.colour = colour;
     const name = player ? player.name : table && !game ? waitingName(colour) : "—";
+    const rated = player || (table && !game ? waitingPlayer(colour) : null);
+    const change = game && game.rating_change ? game.rating_change[colour] : null;
     const clock = h("span", {
       class: "clock",
       dataset: { colour },
@@ -596,6 +607,9 @@ export function render(main, params, search) {
         h("span", { class: `seat-dot ${colour}`, "aria-hidden": "true" }),
         h("span", { class: "visually-hidden", text: `${colorName(colour)}: ` }),
         name,
+        ratingBadge(rated),
+        change ? " " : null,
+        change ? diffBadge(change.diff) : null,
         mine ? h("span", { class: "muted", text: " (you)" }) : null,
         away ? h("span", { class: "muted away", text: " (disconnected)" }) : null,
       ),
@@ -608,6 +622,31 @@ export function render(main, params, search) {
       ),
     );
     tickClocks();
+  }
+
+  /** The seated player shown on `colour`'s bar before a game (as `waitingName` names them). */
+  function waitingPlayer(colour) {
+    const [host, guest] = table.players || [];
+    if (["black", "white"].includes(table.colour)) return colour === table.colour ? host : guest;
+    const bottom = orientation() ? "black" : "white";
+    return colour === bottom ? host : guest;
+  }
+
+  /** What a rated game did to the ratings, in words: the viewer's own change, or both. */
+  function ratingChangeText(change) {
+    if (!change || !game) return "";
+    const mine = myColour();
+    if (mine) {
+      const side = change[mine];
+      return `Your rating: ${side.before} → ${side.after} (${diffText(side.diff)}).`;
+    }
+    return ["black", "white"]
+      .map((colour) => {
+        const side = change[colour];
+        const who = (game[colour] && game[colour].name) || colorName(colour);
+        return `${who}: ${side.before} → ${side.after} (${diffText(side.diff)}).`;
+      })
+      .join(" ");
   }
 
   function waitingName(colour) {
@@ -809,7 +848,12 @@ export function render(main, params, search) {
     banner.hidden = !over;
     if (!over) return;
     const colour = myColour();
-    banner.textContent = describeOutcomeFor(game, colour);
+    const change = ratingChangeText(game.rating_change);
+    mount(
+      banner,
+      describeOutcomeFor(game, colour),
+      change ? h("span", { class: "rating-change", text: ` ${change}` }) : null,
+    );
     // Winner and loser see different banners; spectators a neutral one.
     banner.dataset.outcome = (colour && outcomeFor(game, colour)) || "neutral";
   }

@@ -5,6 +5,7 @@ import { formatTimeControl, h, mount, setTitle } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
 import { myGames as gamesInProgress, onMyGames } from "./mygames.js";
 import { variantName } from "./notation.js";
+import { ratingBadge } from "./ratings.js";
 import { requireUser, session } from "./session.js";
 
 export function render(main, params) {
@@ -100,7 +101,10 @@ export function render(main, params) {
     const me = session.user;
     const seated = me && players.some((p) => p.id === me.id);
     const canSit = table.status === "open" && players.length < 2 && !seated;
-    const names = players.map((p) => p.name).join(" vs ") || "empty";
+    const names = players.flatMap((p, i) => [
+      i ? " vs " : null,
+      h("span", { class: "player" }, p.name, ratingBadge(p)),
+    ]);
     return h(
       "li",
       { class: "panel table-card", dataset: { table: String(table.id) } },
@@ -110,11 +114,12 @@ export function render(main, params) {
         h("strong", { text: `Table ${table.id}` }),
         " ",
         h("span", { class: "muted", text: statusText(table) }),
-        h("div", { class: "seats", text: players.length ? names : "Waiting for players" }),
+        h("div", { class: "seats" }, players.length ? names : "Waiting for players"),
         h(
           "div",
           { class: "muted" },
           `${variantName(table.variant)} · ${clockText(table.clock)} · ${colourText(table.colour)}`,
+          table.rated ? " · rated" : " · casual",
           table.start_fen ? " · custom start" : "",
         ),
         spectatorsBadge(table),
@@ -190,6 +195,21 @@ export function render(main, params) {
       h("option", { value: "white", text: "White" }),
     );
     const privateBox = h("input", { type: "checkbox", name: "private" });
+    // Rated games are for registered accounts (the server refuses a guest's, and says so).
+    const guest = user.kind === "guest";
+    const ratedBox = h("input", {
+      type: "checkbox",
+      name: "rated",
+      disabled: guest,
+      "aria-describedby": "rated-help",
+    });
+    const ratedHelp = h("p", {
+      id: "rated-help",
+      class: "muted",
+      text: guest
+        ? "Rated games are for registered accounts: sign up to play one."
+        : "A rated game moves both players' ratings; it starts from the standard position.",
+    });
     const fen = h("input", {
       name: "start_fen",
       placeholder: "B:W21-32:B1-12",
@@ -217,6 +237,7 @@ export function render(main, params) {
                 : null,
               colour: colour.value,
               private: privateBox.checked,
+              rated: ratedBox.checked,
             };
             if (fen.value.trim()) message.start_fen = fen.value.trim();
             openTable(message, dialog, error);
@@ -246,6 +267,8 @@ export function render(main, params) {
             text: "Fischer clock: each move adds the increment.",
           }),
         ),
+        h("label", { class: "inline" }, ratedBox, "Rated"),
+        ratedHelp,
         h("label", { class: "inline" }, privateBox, "Private (only people with the link can join)"),
         h("label", {}, "Start position (PDN FEN, optional)", fen),
         error,

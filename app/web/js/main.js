@@ -18,6 +18,7 @@ const routes = [
     () => import("./player.js"),
     (m) => ({ name: decodeURIComponent(m[1]) }),
   ],
+  [/^\/leaderboard$/, () => import("./leaderboard.js"), () => ({})],
   [/^\/admin$/, () => import("./admin.js"), () => ({})],
 ];
 

@@ -1,9 +1,11 @@
-// A player's page: their record per variant and their recent games.
+// A player's page: their ratings and rating history, their record per variant and their
+// recent games.
 
 import { api, query } from "./api.js";
 import { formatDate, h, mount, setTitle } from "./dom.js";
 import { variantName } from "./notation.js";
 import { gameRow, gamesTable } from "./archive.js";
+import { categoryName, ratingChart, ratingText } from "./ratings.js";
 
 const PAGE_SIZE = 30;
 
@@ -22,6 +24,14 @@ export async function render(main, { name }) {
     return null;
   }
   const variants = Object.entries(profile.variants || {});
+  const ratings = profile.ratings || [];
+  // The history only matters once there are ratings; a failure leaves the charts out.
+  const history = ratings.length
+    ? await api
+        .get(`/api/players/${encodeURIComponent(name)}/rating-history`)
+        .then((body) => body.data || [])
+        .catch(() => [])
+    : [];
   const body = h("tbody");
   const more = h("button", { type: "button", hidden: true, text: "More games" });
   const status = h("p", { class: "muted", "aria-live": "polite" });
@@ -61,6 +71,7 @@ export async function render(main, { name }) {
       ` · ${profile.games} games · `,
       h("a", { href: `#/games${query({ player: profile.name })}`, text: "search their games" }),
     ),
+    ratingsSection(profile.name, ratings, history),
     variants.length
       ? h(
           "div",
@@ -104,4 +115,70 @@ export async function render(main, { name }) {
   );
   await load();
   return null;
+}
+
+/** The player's ratings per variant and category, then one history chart per rating. */
+function ratingsSection(name, ratings, history) {
+  if (!ratings.length) {
+    return h("p", { class: "muted ratings-none", text: `${name} has played no rated game yet.` });
+  }
+  const label = (r) => `${variantName(r.variant)} ${categoryName(r.category)}`;
+  return h(
+    "section",
+    { class: "ratings", "aria-labelledby": "ratings-title" },
+    h(
+      "h2",
+      { id: "ratings-title" },
+      "Ratings ",
+      h("a", { class: "small", href: "#/leaderboard", text: "leaderboards" }),
+    ),
+    h(
+      "div",
+      { class: "table-scroll" },
+      h(
+        "table",
+        { class: "list ratings-list" },
+        h("caption", { class: "visually-hidden", text: "Ratings per variant and category" }),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Category", "Rating", "Games", "Deviation"].map((t) =>
+              h("th", { scope: "col", text: t }),
+            ),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ratings.map((r) =>
+            h(
+              "tr",
+              { dataset: { variant: r.variant, category: r.category } },
+              h("th", { scope: "row", text: label(r) }),
+              h("td", {
+                class: "rating-value",
+                title: r.provisional ? "Provisional: too few recent rated games" : "",
+                text: ratingText(r),
+              }),
+              h("td", { text: String(r.games) }),
+              h("td", { text: `±${Math.round(r.rd)}` }),
+            ),
+          ),
+        ),
+      ),
+    ),
+    history
+      .filter((line) => (line.points || []).length)
+      .map((line) =>
+        h(
+          "figure",
+          { class: "panel rating-history", dataset: { variant: line.variant, category: line.category } },
+          h("figcaption", { text: `${label(line)}: rating at the end of each day played` }),
+          ratingChart(line.points, `${label(line)} rating history`),
+        ),
+      ),
+  );
 }

@@ -6,7 +6,7 @@
 
 import { api, getToken, query } from "./api.js";
 import { Board, labelsSwitch } from "./board.js";
-import { gameClockText } from "./archive.js";
+import { gameClockText, ratedSide } from "./archive.js";
 import { formatClock, formatDate, h, mount, setTitle, toast } from "./dom.js";
 import { renderMoveList } from "./movelist.js";
 import {
@@ -103,6 +103,7 @@ export async function render(main, { game: id }, search) {
         h("span", { class: `seat-dot ${colour}`, "aria-hidden": "true" }),
         h("span", { class: "visually-hidden", text: `${colorName(colour)}: ` }),
         game[colour] || "?",
+        ...ratedSide(game[`${colour}_rating`]),
       ),
       hasClocks || game.clock
         ? h("span", {
@@ -270,6 +271,7 @@ export async function render(main, { game: id }, search) {
                   {},
                   "Black: ",
                   h("a", { href: `#/players/${encodeURIComponent(game.black)}`, text: game.black }),
+                  ...ratedSide(game.black_rating),
                 )
               : null,
             game.white
@@ -278,6 +280,7 @@ export async function render(main, { game: id }, search) {
                   {},
                   "White: ",
                   h("a", { href: `#/players/${encodeURIComponent(game.white)}`, text: game.white }),
+                  ...ratedSide(game.white_rating),
                 )
               : null,
           ),
