@@ -43,7 +43,7 @@ from app.realtime.connections import (
 )
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
-from app.services import accounts, decisions, games, presence, tables
+from app.services import accounts, challenges, decisions, games, presence, tables
 from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -374,6 +374,33 @@ async def _claim_win(hub: Hub, conn: Connection, m: p.ClaimWin) -> None:
     await decisions.claim_win(hub.live, _user(conn).id, m.game)
 
 
+async def _challenge(hub: Hub, conn: Connection, m: p.Challenge) -> None:
+    made = await challenges.make(
+        hub.live,
+        _user(conn),
+        m.user,
+        variant=m.variant,
+        clock=m.clock.model_dump() if m.clock is not None else None,
+        colour=m.colour,
+        rated=m.rated,
+    )
+    conn.send({"type": "challenge_sent", "ref": m.ref, "challenge": made})
+
+
+async def _challenge_accept(hub: Hub, conn: Connection, m: p.ChallengeAccept) -> None:
+    await challenges.accept(hub.live, _user(conn), m.challenge)  # then `your_game`
+
+
+async def _challenge_decline(hub: Hub, conn: Connection, m: p.ChallengeDecline) -> None:
+    done = await challenges.decline(hub.live, _user(conn), m.challenge, m.reason)
+    conn.send({"type": "challenge_declined", "ref": m.ref, "challenge": done})
+
+
+async def _challenge_cancel(hub: Hub, conn: Connection, m: p.ChallengeCancel) -> None:
+    done = await challenges.cancel(hub.live, _user(conn), m.challenge)
+    conn.send({"type": "challenge_canceled", "ref": m.ref, "challenge": done})
+
+
 _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None]]] = {
     p.Ping: _ping,
     p.SubscribeLobby: _subscribe_lobby,
@@ -392,4 +419,8 @@ _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None
     p.DrawDecline: _draw_decline,
     p.Abort: _abort,
     p.ClaimWin: _claim_win,
+    p.Challenge: _challenge,
+    p.ChallengeAccept: _challenge_accept,
+    p.ChallengeDecline: _challenge_decline,
+    p.ChallengeCancel: _challenge_cancel,
 }

@@ -565,7 +565,7 @@ class Hub:
             self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
         elif kind == "logout":
             self._lapsed(str(event["token_hash"]), sessions.LOGGED_OUT)
-        elif kind == "your_game":
+        elif kind == "notify":  # `your_game`, challenges: to every connection of the user
             for conn in tuple(self.users.get(int(event["user_id"]), ())):
                 conn.send(event["notice"])
         elif kind == "room_closed":

@@ -45,6 +45,11 @@ def table_channel(table_id: int) -> str:
     return f"table:{table_id}"
 
 
+def user_channel(user_id: int) -> str:
+    """Where a user's notices go for the bot API's event stream (`app.services.streams`)."""
+    return f"user:{user_id}"
+
+
 class PlayError(ServiceError):
     """A refused play request; `code` is one of the documented protocol error codes."""
 
@@ -213,6 +218,9 @@ class LivePlay:
         # How many people watch a table without a seat: the websocket layer, which holds the
         # connections, puts its count here (this process's connections only).
         self.count_spectators: Callable[[TableInfo], int] = lambda table: 0
+        # Followers of a table's log outside the hub (the bot API's streams): woken when this
+        # process stores an event of the table (`app.services.streams`).
+        self.table_waiters: dict[int, set[asyncio.Event]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
         self._ringing_failed = False
@@ -261,6 +269,10 @@ class LivePlay:
         if not events:
             return
         self.deliver(events)
+        if self.table_waiters:
+            for table_id in {event.table_id for event in events}:
+                for waiter in self.table_waiters.get(table_id, ()):
+                    waiter.set()
         if not self.broker.shared:
             return  # no other process to ring
         for event in events:
@@ -275,13 +287,22 @@ class LivePlay:
             logger.warning("ringing the other processes again")
             self._ringing_failed = False
 
-    async def publish(self, channel: str, event: dict[str, Any]) -> None:
+    async def publish(self, channel: str, event: Mapping[str, Any]) -> None:
         """Announce something that is not a table event (the lobby, control messages). If the
         broker is down it is only not announced."""
         try:
             await self.broker.publish(channel, dumps(event))
         except BrokerUnavailable as exc:
             logger.warning("cannot announce %s on %s: %s", event.get("type"), channel, exc)
+
+    async def notify(self, user_id: int, notice: Mapping[str, Any]) -> None:
+        """Tell a user something on every connection of theirs to any process: websockets
+        through the control channel (the hub sends `notice` as it is), the bot API's event
+        stream through the user's own channel."""
+        await self.publish(
+            CONTROL_CHANNEL, {"type": "notify", "user_id": user_id, "notice": notice}
+        )
+        await self.publish(user_channel(user_id), notice)
 
     def table_payload(self, table: TableInfo, *, with_invite: bool = False) -> dict[str, Any]:
         """The table as clients see it; the invite code only for its players."""
