@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel
 
+from app.api.deps import LiveDep
+from app.api.errors import ErrorBody
+from app.api.params import NAME_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
-from app.services import tables
+from app.services import presence, tables
 from app.status import TableState
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
@@ -35,6 +38,28 @@ class RoomPublic(BaseModel):
     clock: Clock | None  # the default clock of its tables
     open: bool
     tables: list[TablePublic]
+
+
+class OnlinePlayer(PlayerPublic):
+    table: int  # a table of the room where they sit
+
+
+class RoomOnline(BaseModel):
+    room: int
+    slug: str
+    count: int
+    players: list[OnlinePlayer]
+
+
+@router.get("/{room}/online", responses={404: {"model": ErrorBody, "description": "No room."}})
+async def online(
+    room: Annotated[str, Path(max_length=40, pattern=NAME_PATTERN, description="Slug or id.")],
+    live: LiveDep,
+) -> RoomOnline:
+    """Who is in the room now: the players seated at its tables (waiting, playing, or after a
+    game) who are connected, by name."""
+    ref: str | int = int(room) if room.isdigit() else room
+    return RoomOnline.model_validate(await presence.online_in_room(live, ref))
 
 
 @router.get("")

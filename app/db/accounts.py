@@ -150,3 +150,7 @@ async def has_games(db: Executor, user_id: int) -> bool:
 
 async def make_bot(session: AsyncSession, user_id: int) -> None:
     await session.execute(update(User).where(User.id == user_id).values(is_bot=True))
+
+
+async def is_bot(db: Executor, user_id: int) -> bool:
+    return bool(await db.scalar(select(User.is_bot).where(User.id == user_id)))

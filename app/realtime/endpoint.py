@@ -43,7 +43,7 @@ from app.realtime.connections import (
 )
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
-from app.services import accounts, challenges, decisions, games, presence, tables
+from app.services import accounts, challenges, decisions, games, pairing, presence, tables
 from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -82,6 +82,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     app.state.live, app.state.hub = live, hub
     app.state.budgets = budgets.AddressBudgets(app.state.settings.ws_messages_per_second_per_ip)
     sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
+    pairer = asyncio.create_task(pairing.run(live), name="pairing")
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
     # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
@@ -97,9 +98,10 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-        sweeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sweeper
+        for task in (sweeper, pairer):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         try:
             # Users connected here stay present until the others' sweep (or this server's
             # next start) finds this process stopped: those who come back elsewhere within
@@ -401,6 +403,18 @@ async def _challenge_cancel(hub: Hub, conn: Connection, m: p.ChallengeCancel) ->
     conn.send({"type": "challenge_canceled", "ref": m.ref, "challenge": done})
 
 
+async def _seek(hub: Hub, conn: Connection, m: p.Seek) -> None:
+    seeking = await pairing.seek(hub.live, _user(conn), m.pool, rated=m.rated)
+    conn.send(seeking | {"ref": m.ref})
+    await pairing.pair(hub.live, m.pool)  # paired now, or by a later step: then `your_game`
+
+
+async def _cancel_seek(hub: Hub, conn: Connection, m: p.CancelSeek) -> None:
+    if not await pairing.cancel(hub.live, _user(conn).id):
+        raise PlayError("not_found", "you are not waiting in a pool (paired meanwhile?)")
+    conn.send({"type": "seek_cancelled", "ref": m.ref})
+
+
 _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None]]] = {
     p.Ping: _ping,
     p.SubscribeLobby: _subscribe_lobby,
@@ -423,4 +437,6 @@ _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None
     p.ChallengeAccept: _challenge_accept,
     p.ChallengeDecline: _challenge_decline,
     p.ChallengeCancel: _challenge_cancel,
+    p.Seek: _seek,
+    p.CancelSeek: _cancel_seek,
 }

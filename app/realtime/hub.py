@@ -33,7 +33,7 @@ from app.realtime.connections import (
     ConnectionState,
 )
 from app.realtime.limits import OncePerInterval, TooManyConnections
-from app.services import attendance, games, presence, sessions, tables
+from app.services import attendance, games, pairing, presence, sessions, tables
 from app.services.live import (
     CONTROL_CHANNEL,
     LOBBY_CHANNEL,
@@ -233,6 +233,7 @@ class Hub:
             del self.users[user.id]
         if self._stopping or conn.moving:
             return  # this process stops: the sweep sees it gone, and its users with it
+        await pairing.cancel(self.live, user.id)  # nobody is paired with an absent player
         await presence.disconnected(self.live, user.id)
 
     # --- lobby ---------------------------------------------------------------------------

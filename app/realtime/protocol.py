@@ -158,6 +158,16 @@ class ChallengeCancel(ChallengeMessage):
     type: Literal["challenge_cancel"]
 
 
+class Seek(Message):
+    type: Literal["seek"]
+    pool: Annotated[str, Field(max_length=24), Printable]  # one of `app.services.pairing.POOLS`
+    rated: bool = False
+
+
+class CancelSeek(Message):
+    type: Literal["cancel_seek"]
+
+
 ClientMessage = Annotated[
     Ping
     | SubscribeLobby
@@ -179,7 +189,9 @@ ClientMessage = Annotated[
     | Challenge
     | ChallengeAccept
     | ChallengeDecline
-    | ChallengeCancel,
+    | ChallengeCancel
+    | Seek
+    | CancelSeek,
     Field(discriminator="type"),
 ]
 
