@@ -217,6 +217,7 @@ async def event_stream(live: LivePlay, user: PlayerRef) -> AsyncIterator[dict[st
     `challenge`, `challengeDeclined` and `challengeCanceled` as they happen; None when idle."""
     out: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     watching: dict[int, asyncio.Task[None]] = {}
+    challenged: set[int] = set()  # challenges sent (on connect, or as they came)
 
     def watch(game_id: int, table_id: int) -> None:
         if game_id not in watching:
@@ -231,6 +232,10 @@ async def event_stream(live: LivePlay, user: PlayerRef) -> AsyncIterator[dict[st
                     await out.put(_game_start(notice))
                     watch(notice["game"], notice["table"])
             elif kind in _NOTICE_TYPES:
+                if kind == "challenge":  # perhaps listed on connect already
+                    if notice["challenge"]["id"] in challenged:
+                        continue
+                    challenged.add(notice["challenge"]["id"])
                 await out.put({"type": _NOTICE_TYPES[kind], "challenge": notice["challenge"]})
 
     async with live.broker.subscribe(user_channel(user.id)) as sub:
@@ -250,7 +255,9 @@ async def event_stream(live: LivePlay, user: PlayerRef) -> AsyncIterator[dict[st
                     await out.put(_game_start(notice))
                     watch(game["id"], game["table"])
             for waiting in await challenges.waiting_for(live, user.id):
-                await out.put({"type": "challenge", "challenge": waiting})
+                if waiting["id"] not in challenged:
+                    challenged.add(waiting["id"])
+                    await out.put({"type": "challenge", "challenge": waiting})
             while True:
                 try:
                     line = await asyncio.wait_for(out.get(), KEEP_ALIVE_SECONDS)

@@ -204,3 +204,34 @@ async def test_the_documented_example_bot_plays_a_whole_game(server: Served) -> 
                 if process.returncode is None:
                     process.kill()
                 await process.wait()
+
+
+async def test_streams_follow_a_game_played_on_another_server(
+    two_servers: list[Served],
+) -> None:
+    one, two = two_servers
+    async with (
+        httpx.AsyncClient(base_url=one.url) as on_one,
+        httpx.AsyncClient(base_url=two.url) as on_two,
+    ):
+        alpha, beta = await bot(on_one, "alpha"), await bot(on_two, "beta")
+        async with ndjson(on_two, "/api/stream/event", beta) as beta_events:
+            made = await on_one.post(
+                "/api/challenge/beta", json={"colour": "white"}, headers=auth(alpha)
+            )
+            told = await next_event(beta_events)
+            assert (told["type"], told["challenge"]["id"]) == ("challenge", made.json()["id"])
+            await on_two.post(f"/api/challenge/{made.json()['id']}/accept", headers=auth(beta))
+            started = await next_event(beta_events)
+            assert (started["type"], started["game"]["color"]) == ("gameStart", "black")
+            game = started["game"]["id"]
+            async with ndjson(on_one, f"/api/bot/game/stream/{game}", alpha) as alpha_game:
+                assert (await next_event(alpha_game))["type"] == "gameFull"
+                await on_two.post(f"/api/bot/game/{game}/move/9-14", headers=auth(beta))
+                assert (await next_event(alpha_game))["moves"] == "9-14"
+                await on_one.post(f"/api/bot/game/{game}/move/21-17", headers=auth(alpha))
+                assert (await next_event(alpha_game))["moves"] == "9-14 21-17"
+                await on_two.post(f"/api/bot/game/{game}/resign", headers=auth(beta))
+                assert (await next_event(alpha_game))["status"] == "resignation"
+            finish = await next_event(beta_events)
+            assert (finish["type"], finish["game"]["winner"]) == ("gameFinish", "white")
