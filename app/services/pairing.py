@@ -41,6 +41,7 @@ logger = logging.getLogger(__name__)
 RANGE_START = 100.0
 RANGE_PER_SECOND = 20.0
 PAIRING_SECONDS = 1.0
+BATCH = 20  # pairs stored per transaction
 DEFAULT_RATING = 1500.0
 
 
@@ -177,18 +178,39 @@ def _seekers(rows: list[tuple[int, str, bool, float, datetime]]) -> list[Seeker]
 
 
 async def pair(live: LivePlay, pool_id: str) -> int:
-    """One pairing step of a pool: the games of the pairs it makes start. Returns how many."""
+    """One pairing step of a pool: the games of the pairs it makes start. Returns how many.
+
+    The pairs are stored `BATCH` at a time, each batch in a transaction of its own that locks
+    and matches the pool afresh: the first players paired do not wait for a whole crowd's
+    games to be stored."""
     pool = POOLS.get(pool_id)
     if pool is None:  # a pool no longer offered: its seeks never pair
         return 0
+    made = 0
+    while True:
+        batch = await _pair_batch(live, pool)
+        if batch is None:
+            return made
+        for table, lg, events in batch:
+            await tables.started(live, table, lg, events)
+        made += len(batch)
+        if len(batch) < BATCH:
+            return made
+
+
+async def _pair_batch(
+    live: LivePlay, pool: Pool
+) -> list[tuple[TableInfo, LiveGame, list[StoredEvent]]] | None:
+    """Lock the pool's free seeks, match them, and store the games of the first `BATCH`
+    pairs; None if none was stored."""
     made: list[tuple[TableInfo, LiveGame, list[StoredEvent]]] = []
     async with live.db.session() as session:
-        seekers = _seekers(await stored.lock_pool(session, pool_id))
-        for one, two in match(seekers, time.time()):
+        seekers = _seekers(await stored.lock_pool(session, pool.id))
+        for one, two in match(seekers, time.time())[:BATCH]:
             black, white = (one.user, two.user) if random.random() < 0.5 else (two.user, one.user)
             if not await stored.take(session, [black.id, white.id]):
                 await session.rollback()  # paired elsewhere meanwhile (SQLite): next step
-                return 0
+                return None
             made.append(
                 await tables.seat_two(
                     live,
@@ -202,11 +224,9 @@ async def pair(live: LivePlay, pool_id: str) -> int:
                 )
             )
         if not made:
-            return 0
+            return None
         await session.commit()
-    for table, lg, events in made:
-        await tables.started(live, table, lg, events)
-    return len(made)
+    return made
 
 
 async def pair_all(live: LivePlay) -> int:
