@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, TypeVar
 
 from app.broker import BrokerUnavailable, Subscription
@@ -38,7 +38,9 @@ async def _ring(sub: Subscription, wake: asyncio.Event) -> None:
         wake.set()
 
 
-async def table_events(live: LivePlay, table_id: int, after: int) -> AsyncIterator[StoredEvent]:
+async def table_events(
+    live: LivePlay, table_id: int, after: int
+) -> AsyncGenerator[StoredEvent, None]:
     """The table's events numbered above `after`, in order, as they are stored, forever."""
     wake = asyncio.Event()
     waiters = live.table_waiters.setdefault(table_id, set())
@@ -161,13 +163,15 @@ async def game_stream(
     if game["status"] != GameStatus.PLAYING:
         return
     clock = snap["table"]["clock"]
-    async for event in keep_alive(table_events(live, found["table"], snap["v"])):
-        if event is None:
-            yield None
-        elif _follow(game, json.loads(event.payload)):
-            yield _state(game, clock)
-            if game["status"] != GameStatus.PLAYING:
-                return
+    following = keep_alive(table_events(live, found["table"], snap["v"]))
+    async with contextlib.aclosing(following):
+        async for event in following:
+            if event is None:
+                yield None
+            elif _follow(game, json.loads(event.payload)):
+                yield _state(game, clock)
+                if game["status"] != GameStatus.PLAYING:
+                    return
 
 
 # --- a user's events ----------------------------------------------------------------------------
@@ -201,9 +205,12 @@ async def _watch_finish(
         after = await table_log.head(session, table_id)
     game = await games.snapshot(live, game_id)  # read after the head: an ending is in one
     if game["status"] == GameStatus.PLAYING:
-        async for event in table_events(live, table_id, after):
-            if _follow(game, json.loads(event.payload)) and game["status"] != GameStatus.PLAYING:
-                break
+        following = table_events(live, table_id, after)
+        async with contextlib.aclosing(following):
+            async for event in following:
+                changed = _follow(game, json.loads(event.payload))
+                if changed and game["status"] != GameStatus.PLAYING:
+                    break
     await out.put({"type": "gameFinish", "game": {"id": game_id, "gameId": game_id} | _end(game)})
 
 
@@ -277,7 +284,7 @@ async def _next(items: AsyncIterator[T]) -> T:
     return await anext(items)
 
 
-async def keep_alive(items: AsyncIterator[T]) -> AsyncIterator[T | None]:
+async def keep_alive(items: AsyncIterator[T]) -> AsyncGenerator[T | None, None]:
     """`items`, with None whenever none came for `KEEP_ALIVE_SECONDS`."""
     pending: asyncio.Task[T] | None = None
     try:
