@@ -106,3 +106,20 @@ async def test_two_processes_pairing_at_once_pair_each_seek_once(
     seats = Counter(user_id for row in rows for user_id in row)
     assert len(rows) == players // 2
     assert sorted(seats) == sorted(r.id for r in refs) and set(seats.values()) == {1}
+
+
+async def test_the_seeks_of_a_dead_process_are_dropped(
+    two_processes: tuple[LivePlay, LivePlay],
+) -> None:
+    one, gone = two_processes
+    async with one.db.session() as session:
+        users = [User(name=f"seeker{n}", kind="guest") for n in range(2)]
+        session.add_all(users)
+        await session.commit()
+        mine, theirs = (PlayerRef(u.id, u.name) for u in users)
+    await pairing.seek(gone, theirs, "pool-10+5")  # "two" never beat: not alive
+    await pairing.seek(one, mine, "english-5+3")
+    assert await pairing.pair_all(one) == 0
+    async with one.db.session() as session:
+        left = (await session.execute(select(Seek.user_id, Seek.pool))).all()
+    assert [tuple(row) for row in left] == [(mine.id, "english-5+3")]
