@@ -233,8 +233,8 @@ class Hub:
             del self.users[user.id]
         if self._stopping or conn.moving:
             return  # this process stops: the sweep sees it gone, and its users with it
-        await pairing.cancel(self.live, user.id)  # nobody is paired with an absent player
         await presence.disconnected(self.live, user.id)
+        await pairing.cancel(self.live, user.id)  # nobody is paired with an absent player
 
     # --- lobby ---------------------------------------------------------------------------
 
