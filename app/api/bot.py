@@ -8,7 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Path
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
@@ -16,6 +16,7 @@ from app.api.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep
 from app.api.errors import ErrorBody
 from app.api.params import GameId
 from app.services import bots, decisions, games, streams
+from app.services.live import LivePlay
 
 router = APIRouter(prefix="/api", tags=["bot"])
 
@@ -36,12 +37,12 @@ class Ok(BaseModel):
     ok: bool = True
 
 
-async def get_bot(user: CallerDep) -> Caller:
+async def _bot_game(live: LivePlay, user: Caller, game_id: int) -> int:
+    """The game's ply now, for a bot: a bad id is 422 and no such game 404 whoever asks, and
+    anyone but a bot is then refused (403)."""
+    ply = await games.current_ply(live, game_id)
     bots.check_bot(user.is_bot)
-    return user
-
-
-BotUser = Annotated[Caller, Depends(get_bot)]
+    return ply
 
 
 async def _ndjson(lines: AsyncIterator[dict[str, Any] | None]) -> AsyncIterator[str]:
@@ -80,9 +81,10 @@ async def stream_events(user: CallerDep, live: LiveDep) -> StreamingResponse:
     responses=ERRORS | {200: {"content": {NDJSON: {}}, "description": "NDJSON lines."}},
     response_class=StreamingResponse,
 )
-async def stream_game(game_id: GameId, user: BotUser, live: LiveDep) -> StreamingResponse:
+async def stream_game(game_id: GameId, user: CallerDep, live: LiveDep) -> StreamingResponse:
     """A `gameFull` line, then a `gameState` line after every move and draw offer and at the
     end (`status` other than `started`, `winner`); the stream ends with the game."""
+    await _bot_game(live, user, game_id)
     lines = streams.game_stream(live, user.id, game_id)
     first = await anext(lines)  # refusals (no such game) answer before the stream starts
 
@@ -98,46 +100,50 @@ async def stream_game(game_id: GameId, user: BotUser, live: LiveDep) -> Streamin
 async def move(
     game_id: GameId,
     move: Annotated[str, Path(min_length=1, max_length=120, pattern=r"^[0-9x-]+$")],
-    user: BotUser,
+    user: CallerDep,
     live: LiveDep,
 ) -> Ok:
     """Play a move (`11-15`, a capture with its whole path: `15x24x31`); answered once it is
     stored."""
-    ply = await games.current_ply(live, game_id)
+    ply = await _bot_game(live, user, game_id)
     await games.play_move(live, user.id, game_id, move, ply)
     return Ok()
 
 
 @router.post("/bot/game/{game_id}/resign", responses=ERRORS)
-async def resign(game_id: GameId, user: BotUser, live: LiveDep) -> Ok:
+async def resign(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    await _bot_game(live, user, game_id)
     await decisions.resign(live, user.id, game_id)
     return Ok()
 
 
 @router.post("/bot/game/{game_id}/abort", responses=ERRORS)
-async def abort(game_id: GameId, user: BotUser, live: LiveDep) -> Ok:
+async def abort(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
     """Abort before your first move."""
+    await _bot_game(live, user, game_id)
     await decisions.abort(live, user.id, game_id)
     return Ok()
 
 
-@router.post("/bot/game/{game_id}/draw/{accept}", responses=ERRORS)
-async def draw(
-    game_id: GameId,
-    accept: Annotated[str, Path(pattern="^(yes|no)$")],
-    user: BotUser,
-    live: LiveDep,
-) -> Ok:
-    """`yes`: offer a draw, or agree to the opponent's offer; `no`: decline their offer."""
-    if accept == "yes":
-        await decisions.offer_draw(live, user.id, game_id)
-    else:
-        await decisions.answer_draw(live, user.id, game_id, accept=False)
+@router.post("/bot/game/{game_id}/draw/yes", responses=ERRORS)
+async def draw_yes(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    """Offer a draw, or agree to the opponent's offer."""
+    await _bot_game(live, user, game_id)
+    await decisions.offer_draw(live, user.id, game_id)
+    return Ok()
+
+
+@router.post("/bot/game/{game_id}/draw/no", responses=ERRORS)
+async def draw_no(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    """Decline the opponent's offer."""
+    await _bot_game(live, user, game_id)
+    await decisions.answer_draw(live, user.id, game_id, accept=False)
     return Ok()
 
 
 @router.post("/bot/game/{game_id}/claim-victory", responses=ERRORS)
-async def claim_victory(game_id: GameId, user: BotUser, live: LiveDep) -> Ok:
+async def claim_victory(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
     """Win against an opponent gone longer than the grace period."""
+    await _bot_game(live, user, game_id)
     await decisions.claim_win(live, user.id, game_id)
     return Ok()

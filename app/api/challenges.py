@@ -1,4 +1,4 @@
-"""REST: challenges, in lichess's shape (`POST /api/challenge/{username}`, `…/{id}/accept`,
+"""REST: challenges, in lichess's shape (`POST /api/challenge/{name}`, `…/{id}/accept`,
 `…/{id}/decline`, `…/{id}/cancel`, `GET /api/challenge`); the websocket has the same."""
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ router = APIRouter(prefix="/api/challenge", tags=["challenges"])
 
 ChallengeId = Annotated[int, Path(ge=1, le=MAX_ID, description="Challenge id."), DIGITS]
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "A bad variant, clock, colour or reason."},
+    400: {"model": ErrorBody, "description": "Challenging yourself (`bad_message`)."},
     401: {"model": ErrorBody, "description": "No valid bearer token."},
+    404: {"model": ErrorBody, "description": "No such player or challenge (`not_found`)."},
     409: {
         "model": ErrorBody,
-        "description": "No such player or challenge (`not_found`), or it no longer waits; "
-        "a rated game with a guest (`rated_needs_account`).",
+        "description": "The challenge no longer waits (`not_found`); a rated game with a guest "
+        "(`rated_needs_account`); 10 challenges waiting already (`rate_limited`).",
     },
 }
 
@@ -84,20 +85,20 @@ async def list_challenges(user: CallerDep, live: LiveDep) -> ChallengesPublic:
     )
 
 
-@router.post("/{username}", responses=ERRORS)
+@router.post("/{name}", responses=ERRORS)
 async def challenge(
-    username: Annotated[str, Path(max_length=32, pattern=NAME_PATTERN)],
+    name: Annotated[str, Path(max_length=32, pattern=NAME_PATTERN, description="A player.")],
     user: CallerDep,
     live: LiveDep,
     body: Annotated[ChallengeCreate | None, Body()] = None,
 ) -> ChallengePublic:
-    """Challenge the player `username`; they are told at once (websocket `challenge`, event
+    """Challenge the player `name`; they are told at once (websocket `challenge`, event
     stream `challenge`). It expires after 5 minutes without an answer."""
     body = body or ChallengeCreate()
     made = await challenges.make(
         live,
         user.player,
-        username,
+        name,
         variant=body.variant,
         clock=body.clock.model_dump() if body.clock is not None else None,
         colour=body.colour,

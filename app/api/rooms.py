@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Request
@@ -11,10 +12,12 @@ from app.api.deps import LiveDep
 from app.api.errors import ErrorBody
 from app.api.params import NAME_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
+from app.db.models import MAX_ID
 from app.services import presence, tables
 from app.status import TableState
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
+_DECIMAL_ID = re.compile("[1-9][0-9]*")
 
 
 class TablePublic(BaseModel):
@@ -51,14 +54,17 @@ class RoomOnline(BaseModel):
     players: list[OnlinePlayer]
 
 
-@router.get("/{room}/online", responses={404: {"model": ErrorBody, "description": "No room."}})
+@router.get("/{name}/online", responses={404: {"model": ErrorBody, "description": "No room."}})
 async def online(
-    room: Annotated[str, Path(max_length=40, pattern=NAME_PATTERN, description="Slug or id.")],
+    name: Annotated[str, Path(max_length=40, pattern=NAME_PATTERN, description="Slug or id.")],
     live: LiveDep,
 ) -> RoomOnline:
     """Who is in the room now: the players seated at its tables (waiting, playing, or after a
     game) who are connected, by name."""
-    ref: str | int = int(room) if room.isdigit() else room
+    # An id in decimal digits as written (beyond BIGINT no room has it); anything else a slug.
+    ref: str | int = name
+    if _DECIMAL_ID.fullmatch(name) and int(name) <= MAX_ID:
+        ref = int(name)
     return RoomOnline.model_validate(await presence.online_in_room(live, ref))
 
 

@@ -115,7 +115,9 @@ async def _waiting(live: LivePlay, challenge_id: int, user_id: int) -> tuple[Cha
         raise PlayError("not_found", f"no challenge {challenge_id}")
     row = found[0]
     if row.status != stored.CREATED or as_unix(row.expires_at) <= time.time():
-        raise PlayError("not_found", f"challenge {challenge_id} no longer waits for an answer")
+        raise PlayError(
+            "not_found", f"challenge {challenge_id} no longer waits for an answer", http_status=409
+        )
     return found
 
 
@@ -140,7 +142,11 @@ async def accept(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str
         )
         now = as_datetime(time.time())
         if not await stored.answer(session, challenge_id, now, "accepted", game_id=lg.id):
-            raise PlayError("not_found", f"challenge {challenge_id} no longer waits for an answer")
+            raise PlayError(
+                "not_found",
+                f"challenge {challenge_id} no longer waits for an answer",
+                http_status=409,
+            )
         await session.commit()
     await tables.started(live, table, lg, events)
     row.status, row.game_id = "accepted", lg.id
@@ -173,7 +179,9 @@ async def _answer(
     async with live.db.session() as session:
         now = as_datetime(time.time())
         if not await stored.answer(session, row.id, now, status, reason=reason):
-            raise PlayError("not_found", f"challenge {row.id} no longer waits for an answer")
+            raise PlayError(
+                "not_found", f"challenge {row.id} no longer waits for an answer", http_status=409
+            )
         await session.commit()
     row.status, row.decline_reason = status, reason
     made = payload(row, challenger, dest)

@@ -51,9 +51,22 @@ def user_channel(user_id: int) -> str:
 
 
 class PlayError(ServiceError):
-    """A refused play request; `code` is one of the documented protocol error codes."""
+    """A refused play request; `code` is one of the documented protocol error codes. Over
+    REST it is 409, but 404 for `not_found` and 400 for `bad_message`."""
 
     http_status = 409
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        http_status: int | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        if http_status is None:
+            http_status = {"not_found": 404, "bad_message": 400}.get(code)
+        super().__init__(code, message, http_status=http_status, retry_after=retry_after)
 
 
 @dataclass(frozen=True, slots=True)

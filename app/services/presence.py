@@ -162,7 +162,7 @@ async def online_in_room(live: LivePlay, room_ref: str | int) -> dict[str, Any]:
     async with live.db.session() as session:
         room = await find_room(session, room_ref)
         if room is None:
-            raise PlayError("not_found", f"no room {room_ref}", http_status=404)
+            raise PlayError("not_found", f"no room {room_ref}")
         seated = await stored.seated_in_room(session, room.id, await _alive(live, session))
     players = [{"id": user_id, "name": name, "table": table} for user_id, name, table in seated]
     return {"room": room.id, "slug": room.slug, "count": len(players), "players": players}

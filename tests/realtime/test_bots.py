@@ -133,7 +133,7 @@ async def test_the_game_stream_moves_and_the_end(server: Served) -> None:
             with pytest.raises(StopAsyncIteration):  # the stream ends with the game
                 await next_line(lines)
         missing = await http.get("/api/bot/game/stream/999999", headers=auth(black))
-        assert (missing.status_code, missing.json()["error"]) == (409, "not_found")
+        assert (missing.status_code, missing.json()["error"]) == (404, "not_found")
 
 
 async def test_the_event_stream_sends_what_waits_then_what_happens(
