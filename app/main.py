@@ -14,7 +14,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import __version__
 from app import lifespan as parts
-from app.api import admin, ai, auth, games, health, leaderboard, players, rooms
+from app.api import (
+    admin,
+    ai,
+    auth,
+    bot,
+    challenges,
+    games,
+    health,
+    leaderboard,
+    players,
+    pools,
+    rooms,
+)
 from app.api.errors import install_error_handlers
 from app.broker import create_broker
 from app.config import Settings, get_settings
@@ -160,6 +172,9 @@ def create_app(settings: Settings | None = None) -> CheckersApp:
     app.include_router(admin.router)
     app.include_router(rooms.router)
     app.include_router(ai.router)
+    app.include_router(challenges.router)
+    app.include_router(bot.router)
+    app.include_router(pools.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

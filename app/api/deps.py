@@ -8,6 +8,7 @@ client should learn that its token expired rather than silently play as nobody.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Protocol
 
 from fastapi import Depends
@@ -20,7 +21,7 @@ from app.config import Settings
 from app.db.models import User
 from app.services.accounts import user_for_token
 from app.services.heartbeat import Heartbeat
-from app.services.live import LivePlay
+from app.services.live import LivePlay, PlayerRef
 from app.services.move_rate import MoveRate
 
 bearer = HTTPBearer(
@@ -91,6 +92,31 @@ async def get_admin_user(user: Annotated[User, Depends(get_current_user)]) -> Us
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 CurrentUser = Annotated[User, Depends(get_current_user)]
 AdminUser = Annotated[User, Depends(get_admin_user)]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The signed-in user, read once."""
+
+    id: int
+    name: str
+    is_bot: bool
+
+    @property
+    def player(self) -> PlayerRef:
+        return PlayerRef(self.id, self.name)
+
+
+async def get_caller(user: CurrentUser, session: SessionDep) -> Caller:
+    """The signed-in user, with the request's session given back at once: for routes whose
+    services open sessions of their own (live play) or that stream for long. On SQLite every
+    transaction takes the write lock, which those sessions would otherwise wait for."""
+    caller = Caller(user.id, user.name, user.is_bot)
+    await session.close()
+    return caller
+
+
+CallerDep = Annotated[Caller, Depends(get_caller)]
 
 
 # --- what the live-play lifespan part serves, for the REST face ------------------------------

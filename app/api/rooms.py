@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel
 
-from app.api.schemas.common import Clock, SeatedPlayerPublic
-from app.services import tables
+from app.api.deps import LiveDep
+from app.api.errors import ErrorBody
+from app.api.params import NAME_PATTERN
+from app.api.schemas.common import Clock, PlayerPublic, SeatedPlayerPublic
+from app.db.models import MAX_ID
+from app.services import presence, tables
 from app.status import TableState
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
+_DECIMAL_ID = re.compile("[1-9][0-9]*")
 
 
 class TablePublic(BaseModel):
@@ -36,6 +42,31 @@ class RoomPublic(BaseModel):
     clock: Clock | None  # the default clock of its tables
     open: bool
     tables: list[TablePublic]
+
+
+class OnlinePlayer(PlayerPublic):
+    table: int  # a table of the room where they sit
+
+
+class RoomOnline(BaseModel):
+    room: int
+    slug: str
+    count: int
+    players: list[OnlinePlayer]
+
+
+@router.get("/{name}/online", responses={404: {"model": ErrorBody, "description": "No room."}})
+async def online(
+    name: Annotated[str, Path(max_length=40, pattern=NAME_PATTERN, description="Slug or id.")],
+    live: LiveDep,
+) -> RoomOnline:
+    """Who is in the room now: the players seated at its tables (waiting, playing, or after a
+    game) who are connected, by name."""
+    # An id in decimal digits as written (beyond BIGINT no room has it); anything else a slug.
+    ref: str | int = name
+    if _DECIMAL_ID.fullmatch(name) and int(name) <= MAX_ID:
+        ref = int(name)
+    return RoomOnline.model_validate(await presence.online_in_room(live, ref))
 
 
 @router.get("")

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import AuthToken, User
+from app.db.models import AuthToken, Game, User
 from app.db.table_log import Executor
 
 
@@ -138,3 +138,19 @@ async def delete_expired_tokens(session: AsyncSession, user_id: int, now: dateti
 async def delete_tokens_of(session: AsyncSession, user_id: int) -> None:
     """Revoke every token of a user (a ban)."""
     await session.execute(delete(AuthToken).where(AuthToken.user_id == user_id))
+
+
+async def has_games(db: Executor, user_id: int) -> bool:
+    """Whether the user played (or plays) any game, live or imported."""
+    found = await db.scalar(
+        select(Game.id).where(or_(Game.black_id == user_id, Game.white_id == user_id)).limit(1)
+    )
+    return found is not None
+
+
+async def make_bot(session: AsyncSession, user_id: int) -> None:
+    await session.execute(update(User).where(User.id == user_id).values(is_bot=True))
+
+
+async def is_bot(db: Executor, user_id: int) -> bool:
+    return bool(await db.scalar(select(User.is_bot).where(User.id == user_id)))

@@ -59,6 +59,8 @@ class User(Base):
     ban_reason: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Upgraded for the bot API (`app.services.bots`): plays through it, never in pools.
+    is_bot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
 
 class AuthToken(Base):
@@ -338,3 +340,53 @@ class RatingChange(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (Index("ix_rating_changes_user_at", "user_id", "at"),)
+
+
+class Challenge(Base):
+    """One player's challenge of another, from its making until it is answered or expires.
+
+    `status` is created|accepted|declined|canceled; a created one past `expires_at` counts as
+    expired (nothing needs to sweep it). Accepting sets `game_id` in the transaction that
+    stores the game, on the condition that the status was still `created`: so it starts once.
+    """
+
+    __tablename__ = "challenges"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    challenger_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    dest_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    variant: Mapped[str] = mapped_column(String(16))
+    clock_base_s: Mapped[int | None] = mapped_column(Integer)  # None: untimed
+    clock_increment_s: Mapped[int] = mapped_column(Integer, default=0)
+    colour: Mapped[str] = mapped_column(String(8), default="random")  # the challenger's
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16), default="created")
+    decline_reason: Mapped[str | None] = mapped_column(String(40))
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        Index("ix_challenges_dest_status", "dest_id", "status"),
+        Index("ix_challenges_challenger_status", "challenger_id", "status"),
+    )
+
+
+class Seek(Base):
+    """A player waiting in a quick-pairing pool (`app.services.pairing`), one row per player;
+    deleted in the transaction that stores the game it was paired into, or when cancelled.
+    `rating` is the player's rating in the pool's category when the seek was made;
+    `instance` the server process the player was connected to (a seek dies with it)."""
+
+    __tablename__ = "seeks"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    pool: Mapped[str] = mapped_column(String(24))
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    rating: Mapped[float] = mapped_column(Float)
+    instance: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ix_seeks_pool", "pool", "created_at"),)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, or_, select, update
 
-from app.db.models import Presence, User
+from app.db.models import GameTable, Presence, User
 from app.db.table_log import Executor
+from app.status import TableStatus
 
 
 async def lock_user(db: Executor, user_id: int) -> None:
@@ -96,3 +97,25 @@ async def banned_at(db: Executor, instance: str) -> list[tuple[int, str]]:
         .where(Presence.instance == instance, User.banned.is_(True))
     )
     return [(user_id, reason or "") for user_id, reason in rows.all()]
+
+
+async def seated_in_room(
+    db: Executor, room_id: int, instances: Collection[str]
+) -> list[tuple[int, str, int]]:
+    """(user, name, table) for each player seated at a table of the room that is not closed
+    and connected to one of these instances, by name."""
+    seat = or_(GameTable.owner_id == User.id, GameTable.guest_id == User.id)
+    rows = await db.execute(
+        select(User.id, User.name, func.min(GameTable.id))
+        .join(GameTable, seat)
+        .where(
+            GameTable.room_id == room_id,
+            GameTable.status != TableStatus.CLOSED,
+            select(Presence.user_id)
+            .where(Presence.user_id == User.id, Presence.instance.in_(instances))
+            .exists(),
+        )
+        .group_by(User.id, User.name)
+        .order_by(User.name)
+    )
+    return [(user_id, name, table_id) for user_id, name, table_id in rows.all()]

@@ -69,3 +69,15 @@ async def add_room(session: AsyncSession, slug: str, **settings: Any) -> Room:
     session.add(room)
     await session.flush()
     return room
+
+
+async def first_open(session: AsyncSession, variant: str) -> Room | None:
+    """The open room of a variant with the lowest id, locked as `find_room(lock=True)` locks
+    (a room being closed meanwhile gets no new table)."""
+    return await session.scalar(
+        select(Room)
+        .where(Room.variant == variant, Room.is_open.is_(True))
+        .order_by(Room.id)
+        .limit(1)
+        .with_for_update(key_share=True)
+    )

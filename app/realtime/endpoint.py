@@ -43,7 +43,7 @@ from app.realtime.connections import (
 )
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
-from app.services import accounts, ai, decisions, games, presence, tables
+from app.services import accounts, ai, challenges, decisions, games, pairing, presence, tables
 from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -82,6 +82,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     app.state.live, app.state.hub = live, hub
     app.state.budgets = budgets.AddressBudgets(app.state.settings.ws_messages_per_second_per_ip)
     sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
+    pairer = asyncio.create_task(pairing.run(live), name="pairing")
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
     # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
@@ -97,9 +98,10 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-        sweeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await sweeper
+        for task in (sweeper, pairer):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         try:
             # Users connected here stay present until the others' sweep (or this server's
             # next start) finds this process stopped: those who come back elsewhere within
@@ -389,6 +391,45 @@ async def _claim_win(hub: Hub, conn: Connection, m: p.ClaimWin) -> None:
     await decisions.claim_win(hub.live, _user(conn).id, m.game)
 
 
+async def _challenge(hub: Hub, conn: Connection, m: p.Challenge) -> None:
+    made = await challenges.make(
+        hub.live,
+        _user(conn),
+        m.user,
+        variant=m.variant,
+        clock=m.clock.model_dump() if m.clock is not None else None,
+        colour=m.colour,
+        rated=m.rated,
+    )
+    conn.send({"type": "challenge_sent", "ref": m.ref, "challenge": made})
+
+
+async def _challenge_accept(hub: Hub, conn: Connection, m: p.ChallengeAccept) -> None:
+    await challenges.accept(hub.live, _user(conn), m.challenge)  # then `your_game`
+
+
+async def _challenge_decline(hub: Hub, conn: Connection, m: p.ChallengeDecline) -> None:
+    done = await challenges.decline(hub.live, _user(conn), m.challenge, m.reason)
+    conn.send({"type": "challenge_declined", "ref": m.ref, "challenge": done})
+
+
+async def _challenge_cancel(hub: Hub, conn: Connection, m: p.ChallengeCancel) -> None:
+    done = await challenges.cancel(hub.live, _user(conn), m.challenge)
+    conn.send({"type": "challenge_canceled", "ref": m.ref, "challenge": done})
+
+
+async def _seek(hub: Hub, conn: Connection, m: p.Seek) -> None:
+    seeking = await pairing.seek(hub.live, _user(conn), m.pool, rated=m.rated)
+    conn.send(seeking | {"ref": m.ref})
+    await pairing.pair(hub.live, m.pool)  # paired now, or by a later step: then `your_game`
+
+
+async def _cancel_seek(hub: Hub, conn: Connection, m: p.CancelSeek) -> None:
+    if not await pairing.cancel(hub.live, _user(conn).id):
+        raise PlayError("not_found", "you are not waiting in a pool (paired meanwhile?)")
+    conn.send({"type": "seek_cancelled", "ref": m.ref})
+
+
 _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None]]] = {
     p.Ping: _ping,
     p.SubscribeLobby: _subscribe_lobby,
@@ -408,4 +449,10 @@ _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None
     p.DrawDecline: _draw_decline,
     p.Abort: _abort,
     p.ClaimWin: _claim_win,
+    p.Challenge: _challenge,
+    p.ChallengeAccept: _challenge_accept,
+    p.ChallengeDecline: _challenge_decline,
+    p.ChallengeCancel: _challenge_cancel,
+    p.Seek: _seek,
+    p.CancelSeek: _cancel_seek,
 }

@@ -33,7 +33,7 @@ from app.realtime.connections import (
     ConnectionState,
 )
 from app.realtime.limits import OncePerInterval, TooManyConnections
-from app.services import attendance, games, presence, sessions, tables
+from app.services import attendance, games, pairing, presence, sessions, tables
 from app.services.live import (
     CONTROL_CHANNEL,
     LOBBY_CHANNEL,
@@ -234,6 +234,7 @@ class Hub:
         if self._stopping or conn.moving:
             return  # this process stops: the sweep sees it gone, and its users with it
         await presence.disconnected(self.live, user.id)
+        await pairing.cancel(self.live, user.id)  # nobody is paired with an absent player
 
     # --- lobby ---------------------------------------------------------------------------
 
@@ -563,7 +564,7 @@ class Hub:
             self._banned(int(event["user_id"]), str(event.get("reason") or "banned"))
         elif kind == "logout":
             self._lapsed(str(event["token_hash"]), sessions.LOGGED_OUT)
-        elif kind == "your_game":
+        elif kind == "notify":  # `your_game`, challenges: to every connection of the user
             for conn in tuple(self.users.get(int(event["user_id"]), ())):
                 conn.send(event["notice"])
         elif kind == "room_closed":

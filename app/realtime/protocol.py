@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from app.db.models import MAX_ID
+from app.services.challenges import DECLINE_REASONS
 from app.services.clocks import Clock
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -144,6 +145,42 @@ class ClaimWin(GameMessage):
     type: Literal["claim_win"]
 
 
+class Challenge(Message):
+    type: Literal["challenge"]
+    user: Annotated[str, Field(min_length=1, max_length=32), Printable]
+    variant: Literal["english", "pool"] = "english"
+    clock: Clock | None = None  # None: untimed
+    colour: Literal["black", "white", "random"] = "random"  # the challenger's
+    rated: bool = False
+
+
+class ChallengeMessage(Message):
+    challenge: Id
+
+
+class ChallengeAccept(ChallengeMessage):
+    type: Literal["challenge_accept"]
+
+
+class ChallengeDecline(ChallengeMessage):
+    type: Literal["challenge_decline"]
+    reason: Literal[DECLINE_REASONS] = "generic"  # type: ignore[valid-type]
+
+
+class ChallengeCancel(ChallengeMessage):
+    type: Literal["challenge_cancel"]
+
+
+class Seek(Message):
+    type: Literal["seek"]
+    pool: Annotated[str, Field(max_length=24), Printable]  # one of `app.services.pairing.POOLS`
+    rated: bool = False
+
+
+class CancelSeek(Message):
+    type: Literal["cancel_seek"]
+
+
 ClientMessage = Annotated[
     Ping
     | SubscribeLobby
@@ -162,7 +199,13 @@ ClientMessage = Annotated[
     | DrawAccept
     | DrawDecline
     | Abort
-    | ClaimWin,
+    | ClaimWin
+    | Challenge
+    | ChallengeAccept
+    | ChallengeDecline
+    | ChallengeCancel
+    | Seek
+    | CancelSeek,
     Field(discriminator="type"),
 ]
 

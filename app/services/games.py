@@ -719,3 +719,13 @@ async def flag_due(live: LivePlay) -> int:
     for game_id in due:
         flagged += await flag(live, game_id)
     return flagged
+
+
+async def current_ply(live: LivePlay, game_id: int) -> int:
+    """How many plies the game has, as stored: the ply a move made now answers (the bot API,
+    whose moves name no ply)."""
+    async with live.db.session() as session:
+        row = await stored_games.get(session, game_id)
+    if row is None:
+        raise PlayError("not_found", f"no game {game_id}")
+    return row.ply_count

@@ -48,10 +48,28 @@ def table_channel(table_id: int) -> str:
     return f"table:{table_id}"
 
 
+def user_channel(user_id: int) -> str:
+    """Where a user's notices go for the bot API's event stream (`app.services.streams`)."""
+    return f"user:{user_id}"
+
+
 class PlayError(ServiceError):
-    """A refused play request; `code` is one of the documented protocol error codes."""
+    """A refused play request; `code` is one of the documented protocol error codes. Over
+    REST it is 409, but 404 for `not_found` and 400 for `bad_message`."""
 
     http_status = 409
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        http_status: int | None = None,
+        retry_after: int | None = None,
+    ) -> None:
+        if http_status is None:
+            http_status = {"not_found": 404, "bad_message": 400}.get(code)
+        super().__init__(code, message, http_status=http_status, retry_after=retry_after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +276,9 @@ class LivePlay:
         self.listeners: list[Callable[[Sequence[StoredEvent]], None]] = []
         # The computer opponent's users: user id → level (`app.services.ai` fills it).
         self.ai_levels: dict[int, int] = {}
+        # Followers of a table's log outside the hub (the bot API's streams): woken when this
+        # process stores an event of the table (`app.services.streams`).
+        self.table_waiters: dict[int, set[asyncio.Event]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
         self._ringing_failed = False
@@ -308,6 +329,10 @@ class LivePlay:
         self.deliver(events)
         for listener in self.listeners:
             listener(events)
+        if self.table_waiters:
+            for table_id in {event.table_id for event in events}:
+                for waiter in self.table_waiters.get(table_id, ()):
+                    waiter.set()
         if not self.broker.shared:
             return  # no other process to ring
         for event in events:
@@ -322,7 +347,7 @@ class LivePlay:
             logger.warning("ringing the other processes again")
             self._ringing_failed = False
 
-    async def publish(self, channel: str, event: dict[str, Any]) -> None:
+    async def publish(self, channel: str, event: Mapping[str, Any]) -> None:
         """Announce something that is not a table event (the lobby, control messages). If the
         broker is down it is only not announced."""
         try:
@@ -333,6 +358,15 @@ class LivePlay:
     def is_ai(self, user_id: int | None) -> bool:
         """Whether the user is the computer opponent."""
         return user_id is not None and user_id in self.ai_levels
+
+    async def notify(self, user_id: int, notice: Mapping[str, Any]) -> None:
+        """Tell a user something on every connection of theirs to any process: websockets
+        through the control channel (the hub sends `notice` as it is), the bot API's event
+        stream through the user's own channel."""
+        await self.publish(
+            CONTROL_CHANNEL, {"type": "notify", "user_id": user_id, "notice": notice}
+        )
+        await self.publish(user_channel(user_id), notice)
 
     def table_payload(self, table: TableInfo, *, with_invite: bool = False) -> dict[str, Any]:
         """The table as clients see it; the invite code only for its players."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,6 +23,7 @@ from app.db import presence as stored
 from app.db.table_log import StoredEvent
 from app.services import absences, attendance, games, heartbeat, tables
 from app.services.live import LivePlay, PlayerRef, PlayError
+from app.services.rooms import find_room
 from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
@@ -152,3 +154,15 @@ async def banned_here(live: LivePlay) -> list[tuple[int, str]]:
     """Users connected to this process who are banned now, with the reason."""
     async with live.db.session() as session:
         return await stored.banned_at(session, live.instance)
+
+
+async def online_in_room(live: LivePlay, room_ref: str | int) -> dict[str, Any]:
+    """Who is in a room now: the players seated at its tables (waiting for an opponent,
+    playing, or after a game) who are connected to a live server process."""
+    async with live.db.session() as session:
+        room = await find_room(session, room_ref)
+        if room is None:
+            raise PlayError("not_found", f"no room {room_ref}")
+        seated = await stored.seated_in_room(session, room.id, await _alive(live, session))
+    players = [{"id": user_id, "name": name, "table": table} for user_id, name, table in seated]
+    return {"room": room.id, "slug": room.slug, "count": len(players), "players": players}

@@ -14,8 +14,11 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db import games as stored_games
 from app.db import presence as presence_db
+from app.db import rooms as stored_rooms
 from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
@@ -23,7 +26,6 @@ from app.rules import Color, Game, Result, RulesError, get_variant
 from app.services import absences, attendance, events, games, heartbeat, ratings
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
-    CONTROL_CHANNEL,
     LiveGame,
     LivePlay,
     PlayerRef,
@@ -110,7 +112,7 @@ async def missed(
     return stored
 
 
-def _parse_clock(clock: dict[str, int] | None) -> tuple[int | None, int]:
+def parse_clock(clock: dict[str, int] | None) -> tuple[int | None, int]:
     if clock is None:
         return None, 0
     base, increment = clock["base"], clock["increment"]
@@ -166,7 +168,7 @@ async def open_table(
         if room_clock:
             base, increment = room.clock_base_s, room.clock_increment_s
         else:
-            base, increment = _parse_clock(clock)
+            base, increment = parse_clock(clock)
         # Across all rooms, so one user cannot fill rooms; the user's row is locked so that
         # tables opened at once in different rooms (whose locks differ) count each other.
         await stored_tables.lock_host(session, user.id)
@@ -243,7 +245,7 @@ async def open_ai_table(
         if start.outcome() is not None:
             raise PlayError("invalid_fen", f"the game is already over in {start_fen}")
         start_fen = start.fen()
-    base, increment = _parse_clock(clock)
+    base, increment = parse_clock(clock)
     async with live.db.session() as session:
         if room_ref is None:
             room = await first_open_room(session, rules_variant.name)
@@ -287,7 +289,7 @@ async def open_ai_table(
         black, white = (user, ai) if user_colour == "black" else (ai, user)
         lg, stored = await _create_game(live, session, table, black, white)
         await session.commit()
-    await _started(live, table, lg, stored)
+    await started(live, table, lg, stored)
     return live.table_payload(table, with_invite=True)
 
 
@@ -377,9 +379,63 @@ async def _offline(live: LivePlay, db: Executor, user_ids: list[int]) -> set[int
     return set(user_ids) - online
 
 
-async def _started(
+async def seat_two(
+    live: LivePlay,
+    session: AsyncSession,
+    black: PlayerRef,
+    white: PlayerRef,
+    *,
+    variant: str,
+    clock_base_s: int | None,
+    clock_increment_s: int,
+    rated: bool,
+) -> tuple[TableInfo, LiveGame, list[StoredEvent]]:
+    """Open a table with both players seated and start their game, in the caller's
+    transaction (a challenge accepted, a pairing): the caller commits, then calls `started`.
+    The table is public, in the variant's first open room; it never waited in the lobby, so
+    neither the host's table quota nor the room's table limit applies to it."""
+    room = await stored_rooms.first_open(session, variant)
+    if room is None:
+        raise PlayError("room_closed", f"no room is open for {variant} games")
+    if rated:
+        for player in (black, white):
+            await ratings.check_may_play_rated(session, player.id)
+    row = await stored_tables.create(
+        session,
+        room_id=room.id,
+        owner_id=black.id,
+        variant=variant,
+        clock_base_s=clock_base_s,
+        clock_increment_s=clock_increment_s,
+        colour="black",
+        is_private=False,
+        invite_code=None,
+        start_fen=None,
+        rated=rated,
+        event_seq=0,
+    )
+    table = TableInfo(
+        id=row.id,
+        room_id=room.id,
+        variant=variant,
+        clock_base_s=clock_base_s,
+        clock_increment_s=clock_increment_s,
+        colour="black",
+        private=False,
+        invite=None,
+        start_fen=None,
+        owner=black,
+        rated=rated,
+    )
+    lg, stored = await _create_game(live, session, table, black, white)
+    return table, lg, stored
+
+
+async def started(
     live: LivePlay, table: TableInfo, lg: LiveGame, stored: list[StoredEvent]
 ) -> None:
+    """After the commit that started a game: serve it here, send its events, tell the lobby
+    and both players (`your_game`)."""
     games.start(live, lg)
     await live.announce(stored)
     await live.publish_lobby(table)
@@ -396,9 +452,7 @@ async def _tell_players(live: LivePlay, lg: LiveGame) -> None:
         notice = events.your_game(
             lg.table_id, lg.id, colour.value, opponent.payload(), lg.first_move_deadline
         )
-        await live.publish(
-            CONTROL_CHANNEL, {"type": "your_game", "user_id": player.id, "notice": notice}
-        )
+        await live.notify(player.id, notice)
 
 
 async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None = None) -> None:
@@ -421,7 +475,7 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
         black, white = (host, user) if host_colour == "black" else (user, host)
         lg, stored = await _create_game(live, session, table, black, white)
         await session.commit()
-    await _started(live, table, lg, stored)
+    await started(live, table, lg, stored)
 
 
 async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
@@ -455,7 +509,7 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         last_black, last_white = players
         lg, stored = await _create_game(live, session, table, last_white, last_black)
         await session.commit()
-    await _started(live, table, lg, stored)
+    await started(live, table, lg, stored)
 
 
 async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:

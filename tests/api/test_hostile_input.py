@@ -72,6 +72,8 @@ def valid_body(method: str, path: str) -> dict[str, Any] | None:
         return None
     if path.endswith("/adjudicate"):
         return {"result": "1-0", "reason": "testing"}
+    if path.endswith("/decline"):  # a challenge's: one of lichess's reasons
+        return {"reason": "later"}
     return {"reason": "testing"}
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
 
 import pytest
 
 from app.config import Settings
-from tests.conftest import make_settings
+from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
 
 
@@ -21,3 +22,13 @@ def settings(db_url: str) -> Settings:
 async def server(settings: Settings) -> AsyncIterator[Served]:
     async with serve(settings) as served:
         yield served
+
+
+@pytest.fixture
+async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
+    """Two servers on one database and one Redis: two processes of a cluster."""
+    settings = make_settings(
+        database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=0.5
+    )
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 
 import pytest
 
@@ -15,15 +13,6 @@ from app.services.game_state import stored_clock
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
 from tests.support.ws import connect, guest, guest_token, start_game
-
-
-@pytest.fixture
-async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
-    settings = make_settings(
-        database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=0.5
-    )
-    async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
 
 
 async def test_players_on_two_servers_play_one_game(two_servers: list[Served]) -> None:

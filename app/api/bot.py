@@ -1,0 +1,149 @@
+"""REST: the bot API, in the shape of lichess's: upgrade to a bot account, the event stream,
+a game's stream, and a bot's moves and decisions. Streams are NDJSON, one JSON object a line,
+with an empty line when nothing happened for 7 seconds (keep-alive)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+
+from app.api.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep
+from app.api.errors import ErrorBody
+from app.api.params import GameId
+from app.services import bots, decisions, games, streams
+from app.services.live import LivePlay
+
+router = APIRouter(prefix="/api", tags=["bot"])
+
+NDJSON = "application/x-ndjson"
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "An illegal move, a bad request."},
+    401: {"model": ErrorBody, "description": "No valid bearer token."},
+    403: {"model": ErrorBody, "description": "Not a bot account (`not_a_bot`)."},
+    409: {
+        "model": ErrorBody,
+        "description": "Refused by the game: `not_found`, `not_your_turn`, `game_over`, an "
+        "illegal move (`illegal_move`, `capture_required`…), `too_early`…",
+    },
+}
+
+
+class Ok(BaseModel):
+    ok: bool = True
+
+
+async def _bot_game(live: LivePlay, user: Caller, game_id: int) -> int:
+    """The game's ply now, for a bot: a bad id is 422 and no such game 404 whoever asks, and
+    anyone but a bot is then refused (403)."""
+    ply = await games.current_ply(live, game_id)
+    bots.check_bot(user.is_bot)
+    return ply
+
+
+async def _ndjson(lines: AsyncIterator[dict[str, Any] | None]) -> AsyncIterator[str]:
+    async for line in lines:
+        yield "\n" if line is None else json.dumps(line, separators=(",", ":")) + "\n"
+
+
+def _stream(lines: AsyncIterator[dict[str, Any] | None]) -> StreamingResponse:
+    return StreamingResponse(
+        _ndjson(lines), media_type=NDJSON, headers={"Cache-Control": "no-store"}
+    )
+
+
+@router.post("/bot/account/upgrade", responses=ERRORS)
+async def upgrade(user: CurrentUser, session: SessionDep) -> Ok:
+    """Make your account a bot account, for good: only a registered account that has played no
+    game. A bot plays through this API and cannot wait in the quick-pairing pools."""
+    await bots.upgrade(session, user.id)
+    return Ok()
+
+
+@router.get(
+    "/stream/event",
+    responses=ERRORS | {200: {"content": {NDJSON: {}}, "description": "NDJSON lines."}},
+    response_class=StreamingResponse,
+)
+async def stream_events(user: CallerDep, live: LiveDep) -> StreamingResponse:
+    """Your events, for any account: first your games in progress (`gameStart`) and the
+    challenges waiting (`challenge`), then `gameStart`, `gameFinish`, `challenge`,
+    `challengeDeclined`, `challengeCanceled` as they happen."""
+    return _stream(streams.event_stream(live, user.player))
+
+
+@router.get(
+    "/bot/game/stream/{game_id}",
+    responses=ERRORS | {200: {"content": {NDJSON: {}}, "description": "NDJSON lines."}},
+    response_class=StreamingResponse,
+)
+async def stream_game(game_id: GameId, user: CallerDep, live: LiveDep) -> StreamingResponse:
+    """A `gameFull` line, then a `gameState` line after every move and draw offer and at the
+    end (`status` other than `started`, `winner`); the stream ends with the game."""
+    await _bot_game(live, user, game_id)
+    lines = streams.game_stream(live, user.id, game_id)
+    first = await anext(lines)  # refusals (no such game) answer before the stream starts
+
+    async def all_lines() -> AsyncIterator[dict[str, Any] | None]:
+        yield first
+        async for line in lines:
+            yield line
+
+    return _stream(all_lines())
+
+
+@router.post("/bot/game/{game_id}/move/{move}", responses=ERRORS)
+async def move(
+    game_id: GameId,
+    move: Annotated[str, Path(min_length=1, max_length=120, pattern=r"^[0-9x-]+$")],
+    user: CallerDep,
+    live: LiveDep,
+) -> Ok:
+    """Play a move (`11-15`, a capture with its whole path: `15x24x31`); answered once it is
+    stored."""
+    ply = await _bot_game(live, user, game_id)
+    await games.play_move(live, user.id, game_id, move, ply)
+    return Ok()
+
+
+@router.post("/bot/game/{game_id}/resign", responses=ERRORS)
+async def resign(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    await _bot_game(live, user, game_id)
+    await decisions.resign(live, user.id, game_id)
+    return Ok()
+
+
+@router.post("/bot/game/{game_id}/abort", responses=ERRORS)
+async def abort(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    """Abort before your first move."""
+    await _bot_game(live, user, game_id)
+    await decisions.abort(live, user.id, game_id)
+    return Ok()
+
+
+@router.post("/bot/game/{game_id}/draw/yes", responses=ERRORS)
+async def draw_yes(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    """Offer a draw, or agree to the opponent's offer."""
+    await _bot_game(live, user, game_id)
+    await decisions.offer_draw(live, user.id, game_id)
+    return Ok()
+
+
+@router.post("/bot/game/{game_id}/draw/no", responses=ERRORS)
+async def draw_no(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    """Decline the opponent's offer."""
+    await _bot_game(live, user, game_id)
+    await decisions.answer_draw(live, user.id, game_id, accept=False)
+    return Ok()
+
+
+@router.post("/bot/game/{game_id}/claim-victory", responses=ERRORS)
+async def claim_victory(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
+    """Win against an opponent gone longer than the grace period."""
+    await _bot_game(live, user, game_id)
+    await decisions.claim_win(live, user.id, game_id)
+    return Ok()

@@ -1,0 +1,197 @@
+"""Challenges: one player offers another a game (variant, clock, colour, rated); the other
+accepts, which starts the game at a table of its own, or declines; the challenger may cancel.
+
+A challenge is stored, so it survives restarts and is seen from every process; it expires
+`CHALLENGE_SECONDS` after it was made (read so, nothing sweeps it). Every answer is a write
+conditional on the challenge still waiting, and an acceptance makes it in the transaction that
+stores the game: accepted twice at once on two processes, one game starts. Each change is told
+to the other player on every connection of theirs (`LivePlay.notify`): `challenge`,
+`challenge_declined`, `challenge_canceled`; an accepted one starts a game like any other, so
+both players hear `your_game`.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from datetime import timedelta
+from typing import Any
+
+from app.db import accounts as stored_accounts
+from app.db import challenges as stored
+from app.db.models import Challenge
+from app.rules import get_variant
+from app.services import ratings, tables
+from app.services.events import unix_ms
+from app.services.live import LivePlay, PlayerRef, PlayError
+from app.timeutil import as_datetime, as_unix
+
+CHALLENGE_SECONDS = 300  # a challenge not answered by then expires
+MAX_WAITING = 10  # challenges of one player waiting for an answer at once
+# Why a challenge is declined: lichess's reasons.
+DECLINE_REASONS = (
+    *("generic", "later", "tooFast", "tooSlow", "timeControl", "rated", "casual"),
+    *("standard", "variant", "noBot", "onlyBot"),
+)
+
+
+def payload(row: Challenge, challenger: str, dest: str) -> dict[str, Any]:
+    """A challenge as both faces show it."""
+    clock = None
+    if row.clock_base_s is not None:
+        clock = {"base": row.clock_base_s, "increment": row.clock_increment_s}
+    status = row.status
+    if status == stored.CREATED and as_unix(row.expires_at) <= time.time():
+        status = "expired"
+    return {
+        "id": row.id,
+        "challenger": {"id": row.challenger_id, "name": challenger},
+        "dest": {"id": row.dest_id, "name": dest},
+        "variant": row.variant,
+        "clock": clock,
+        "colour": row.colour,
+        "rated": row.rated,
+        "status": status,
+        "decline_reason": row.decline_reason,
+        "game": row.game_id,
+        "expires_at": unix_ms(as_unix(row.expires_at)),
+    }
+
+
+async def make(
+    live: LivePlay,
+    user: PlayerRef,
+    dest_name: str,
+    *,
+    variant: str = "english",
+    clock: dict[str, int] | None = None,
+    colour: str = "random",
+    rated: bool = False,
+) -> dict[str, Any]:
+    """Challenge the player named `dest_name`; they are told at once."""
+    try:
+        variant = get_variant(variant).name
+    except ValueError:
+        raise PlayError("bad_message", f"unknown variant {variant!r}") from None
+    if colour not in tables.COLOURS:
+        raise PlayError("bad_message", "colour must be black, white or random")
+    base, increment = tables.parse_clock(clock)
+    now = time.time()
+    async with live.db.session() as session:
+        dest = await stored_accounts.find_user(session, dest_name)
+        if dest is None or dest.kind == "imported" or dest.banned:
+            raise PlayError("not_found", f"no player {dest_name!r}")
+        if dest.id == user.id:
+            raise PlayError("bad_message", "you cannot challenge yourself")
+        if rated:
+            await ratings.check_may_play_rated(session, user.id)
+            await ratings.check_may_play_rated(session, dest.id)
+        if await stored.count_waiting_by(session, user.id, as_datetime(now)) >= MAX_WAITING:
+            raise PlayError(
+                "rate_limited", f"at most {MAX_WAITING} of your challenges may wait at once"
+            )
+        row = await stored.create(
+            session,
+            challenger_id=user.id,
+            dest_id=dest.id,
+            variant=variant,
+            clock_base_s=base,
+            clock_increment_s=increment,
+            colour=colour,
+            rated=rated,
+            created_at=as_datetime(now),
+            expires_at=as_datetime(now) + timedelta(seconds=CHALLENGE_SECONDS),
+        )
+        made = payload(row, user.name, dest.name)
+        await session.commit()
+    await live.notify(dest.id, {"type": "challenge", "challenge": made})
+    return made
+
+
+async def _waiting(live: LivePlay, challenge_id: int, user_id: int) -> tuple[Challenge, str, str]:
+    async with live.db.session() as session:
+        found = await stored.get(session, challenge_id)
+    if found is None or user_id not in (found[0].challenger_id, found[0].dest_id):
+        raise PlayError("not_found", f"no challenge {challenge_id}")
+    row = found[0]
+    if row.status != stored.CREATED or as_unix(row.expires_at) <= time.time():
+        raise PlayError(
+            "not_found", f"challenge {challenge_id} no longer waits for an answer", http_status=409
+        )
+    return found
+
+
+async def accept(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str, Any]:
+    """Accept a challenge made to `user`: the game starts, colours as the challenger chose."""
+    row, challenger_name, _ = await _waiting(live, challenge_id, user.id)
+    if row.dest_id != user.id:
+        raise PlayError("not_found", f"no challenge {challenge_id} for you")
+    challenger = PlayerRef(row.challenger_id, challenger_name)
+    colour = row.colour if row.colour != "random" else random.choice(tables.COLOURS[:2])
+    black, white = (challenger, user) if colour == "black" else (user, challenger)
+    async with live.db.session() as session:
+        table, lg, events = await tables.seat_two(
+            live,
+            session,
+            black,
+            white,
+            variant=row.variant,
+            clock_base_s=row.clock_base_s,
+            clock_increment_s=row.clock_increment_s,
+            rated=row.rated,
+        )
+        now = as_datetime(time.time())
+        if not await stored.answer(session, challenge_id, now, "accepted", game_id=lg.id):
+            raise PlayError(
+                "not_found",
+                f"challenge {challenge_id} no longer waits for an answer",
+                http_status=409,
+            )
+        await session.commit()
+    await tables.started(live, table, lg, events)
+    row.status, row.game_id = "accepted", lg.id
+    return payload(row, challenger_name, user.name)
+
+
+async def decline(
+    live: LivePlay, user: PlayerRef, challenge_id: int, reason: str = "generic"
+) -> dict[str, Any]:
+    """Decline a challenge made to `user`; the challenger is told (with lichess's reasons)."""
+    if reason not in DECLINE_REASONS:
+        raise PlayError("bad_message", f"reason must be one of {', '.join(DECLINE_REASONS)}")
+    row, challenger_name, _ = await _waiting(live, challenge_id, user.id)
+    if row.dest_id != user.id:
+        raise PlayError("not_found", f"no challenge {challenge_id} for you")
+    return await _answer(live, row, challenger_name, user.name, "declined", reason)
+
+
+async def cancel(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str, Any]:
+    """Withdraw a challenge `user` made; the challenged player is told."""
+    row, _, dest_name = await _waiting(live, challenge_id, user.id)
+    if row.challenger_id != user.id:
+        raise PlayError("not_found", f"no challenge {challenge_id} of yours")
+    return await _answer(live, row, user.name, dest_name, "canceled", None)
+
+
+async def _answer(
+    live: LivePlay, row: Challenge, challenger: str, dest: str, status: str, reason: str | None
+) -> dict[str, Any]:
+    async with live.db.session() as session:
+        now = as_datetime(time.time())
+        if not await stored.answer(session, row.id, now, status, reason=reason):
+            raise PlayError(
+                "not_found", f"challenge {row.id} no longer waits for an answer", http_status=409
+            )
+        await session.commit()
+    row.status, row.decline_reason = status, reason
+    made = payload(row, challenger, dest)
+    told = row.challenger_id if status == "declined" else row.dest_id
+    await live.notify(told, {"type": f"challenge_{status}", "challenge": made})
+    return made
+
+
+async def waiting_for(live: LivePlay, user_id: int) -> list[dict[str, Any]]:
+    """The challenges made by or to the user that wait for an answer."""
+    async with live.db.session() as session:
+        rows = await stored.waiting_for(session, user_id, as_datetime(time.time()))
+    return [payload(row, challenger, dest) for row, challenger, dest in rows]
