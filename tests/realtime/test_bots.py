@@ -134,6 +134,11 @@ async def test_the_game_stream_moves_and_the_end(server: Served) -> None:
                 await next_line(lines)
         missing = await http.get("/api/bot/game/stream/999999", headers=auth(black))
         assert (missing.status_code, missing.json()["error"]) == (404, "not_found")
+        for bad in ("abc", "-1", "1.0", "99999999999999999999"):
+            refused = await http.get(f"/api/bot/game/stream/{bad}", headers=auth(black))
+            assert refused.status_code in (404, 422), bad
+        for path in (f"/api/bot/game/stream/{game}", "/api/stream/event"):
+            assert (await http.get(path)).status_code == 401
 
 
 async def test_the_event_stream_sends_what_waits_then_what_happens(
