@@ -19,7 +19,7 @@ import logging
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from app.broker import SubscriberDropped
@@ -151,12 +151,16 @@ class Hub:
             await asyncio.sleep(self.sweep_seconds)
             try:
                 await self._compare_heads()
-                for user_id, reason in await presence.banned_here(self.live):
+                # Tokens first, bans second: a ban deletes its user's tokens in the transaction
+                # that bans, so a token found gone here is either a logout or a ban that the
+                # second query sees too; bans are told first, so a banned user reads why.
+                lapsed = await sessions.lapsed(self.live.db, self.tokens) if self.tokens else {}
+                banned = await presence.banned_here(self.live)
+                for user_id, reason in banned:
                     self._banned(user_id, f"banned: {reason}" if reason else "banned")
-                if self.tokens:
-                    lapsed = await sessions.lapsed(self.live.db, self.tokens)
-                    for token_hash, why in lapsed.items():
-                        self._lapsed(token_hash, why)
+                told = {user_id for user_id, _ in banned}
+                for token_hash, why in lapsed.items():
+                    self._lapsed(token_hash, why, told)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -545,9 +549,12 @@ class Hub:
             conn.error("unauthorized", reason)
             conn.close(CLOSE_POLICY, reason[:120])
 
-    def _lapsed(self, token_hash: str, reason: str) -> None:
-        """Close the sockets opened with a token that was revoked or expired."""
+    def _lapsed(self, token_hash: str, reason: str, told: Collection[int] = ()) -> None:
+        """Close the sockets opened with a token that was revoked or expired (but those of the
+        users in `told`, already closed with another reason)."""
         for conn in tuple(self.tokens.get(token_hash, ())):
+            if conn.user_id in told:
+                continue
             conn.error("unauthorized", reason)
             conn.close(CLOSE_POLICY, reason)
 
