@@ -22,7 +22,7 @@ from app.db import rooms as stored_rooms
 from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
-from app.rules import Color, Game, Result, RulesError, get_variant
+from app.rules import Color, Game, Result, RulesError, Variant, get_variant
 from app.services import absences, attendance, events, games, heartbeat, ratings
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
@@ -124,6 +124,24 @@ def parse_clock(clock: dict[str, int] | None) -> tuple[int | None, int]:
     return base, increment
 
 
+def checked_start(variant: str, start_fen: str | None) -> tuple[Variant, str | None]:
+    """The rules of `variant` and the canonical form of a start position a game can be played
+    from (None: the standard start); refused with `bad_message` / `invalid_fen`."""
+    try:
+        rules_variant = get_variant(variant)
+    except ValueError:
+        raise PlayError("bad_message", f"unknown variant {variant!r}") from None
+    if start_fen is None:
+        return rules_variant, None
+    try:
+        start = Game(rules_variant, start_fen=start_fen)
+    except RulesError as exc:
+        raise PlayError("invalid_fen", str(exc)) from exc
+    if start.outcome() is not None:
+        raise PlayError("invalid_fen", f"the game is already over in {start_fen}")
+    return rules_variant, start.fen()
+
+
 async def open_table(
     live: LivePlay,
     user: PlayerRef,
@@ -153,18 +171,7 @@ async def open_table(
         if not room.is_open:
             raise PlayError("room_closed", f"room {room.name} is closed")
         name = variant or room.variant
-        try:
-            rules_variant = get_variant(name)
-        except ValueError:
-            raise PlayError("bad_message", f"unknown variant {name!r}") from None
-        if start_fen is not None:
-            try:
-                start = Game(rules_variant, start_fen=start_fen)
-            except RulesError as exc:
-                raise PlayError("invalid_fen", str(exc)) from exc
-            if start.outcome() is not None:
-                raise PlayError("invalid_fen", f"the game is already over in {start_fen}")
-            start_fen = start.fen()
+        rules_variant, start_fen = checked_start(name, start_fen)
         if room_clock:
             base, increment = room.clock_base_s, room.clock_increment_s
         else:
@@ -233,18 +240,7 @@ async def open_ai_table(
     variant."""
     if colour not in COLOURS:
         raise PlayError("bad_message", "colour must be black, white or random")
-    try:
-        rules_variant = get_variant(variant)
-    except ValueError:
-        raise PlayError("bad_message", f"unknown variant {variant!r}") from None
-    if start_fen is not None:
-        try:
-            start = Game(rules_variant, start_fen=start_fen)
-        except RulesError as exc:
-            raise PlayError("invalid_fen", str(exc)) from exc
-        if start.outcome() is not None:
-            raise PlayError("invalid_fen", f"the game is already over in {start_fen}")
-        start_fen = start.fen()
+    rules_variant, start_fen = checked_start(variant, start_fen)
     base, increment = parse_clock(clock)
     async with live.db.session() as session:
         if room_ref is None:
