@@ -16,9 +16,12 @@ Usage: .venv/bin/python bench/ai.py [speed] [ladder] [agreement] [--games N] [--
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import multiprocessing
 import os
 import statistics
+import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +40,9 @@ BALLOTS = Path(__file__).resolve().parent / "ballots"
 MAX_PLIES = 200
 ADJUDICATE = 500
 """Both sides' searches agree that one of them is five men up: the game is adjudicated won."""
+DRAWN_AFTER, DRAWN_PLIES, DRAWN_SCORE = 80, 20, 10
+"""From ply 80, when the last 20 searches of two strong levels (5-8) all scored the game within
+a tenth of a man of level, it is adjudicated drawn (as engine matches adjudicate dead draws)."""
 
 
 class _Stop(Exception):
@@ -230,7 +236,11 @@ def ballots(variant: str) -> list[tuple[str, ...]]:
 
 
 def play_game(job: tuple[str, tuple[str, ...], int, int, int]) -> tuple[int, int, int, str]:
-    """One game from a ballot between two levels: (black's level, white's, plies, result)."""
+    """One game from a ballot between two levels: (black's level, white's, plies, result).
+
+    Each search's movetime is counted in this process's CPU time, so that the result does not
+    depend on what else the machine runs (on an idle machine with a core per process the two
+    clocks agree, as they do on the server)."""
     variant, ballot, black, white, seed = job
     game = Game(variant)
     for move in ballot:
@@ -240,7 +250,8 @@ def play_game(job: tuple[str, tuple[str, ...], int, int, int]) -> tuple[int, int
     result = "1/2-1/2"
     while game.outcome() is None and game.ply < MAX_PLIES:
         level = black if game.position.turn.value == "black" else white
-        found = search_position(game.position, level_limits(level, seed=seed + game.ply), history)
+        limits = dataclasses.replace(level_limits(level, seed=seed + game.ply), cpu_time=True)
+        found = search_position(game.position, limits, history)
         history.append(game.position)
         game.play(found.move)
         scores.append(found.score if not found.book else 0)
@@ -252,6 +263,14 @@ def play_game(job: tuple[str, tuple[str, ...], int, int, int]) -> tuple[int, int
             winner = game.position.turn  # after 4 plies the same side is to move again
             result = "1-0" if winner.value == "black" else "0-1"
             break
+        quiet = scores[-DRAWN_PLIES:]
+        if (
+            game.ply >= DRAWN_AFTER
+            and len(quiet) == DRAWN_PLIES
+            and all(abs(s) <= DRAWN_SCORE for s in quiet)
+            and min(black, white) >= 5
+        ):
+            break  # both strong searches have called it level for 20 plies: a draw
     outcome = game.outcome()
     if outcome is not None:
         result = outcome.result().value
@@ -273,23 +292,49 @@ def parse_pairs(text: str) -> list[tuple[int, int]]:
 
 
 def ladder(
-    variant: str, games: int, workers: int, pairs: Sequence[tuple[int, int]] = ALL_PAIRS
+    variant: str,
+    games: int,
+    workers: int,
+    pairs: Sequence[tuple[int, int]] = ALL_PAIRS,
+    record: Path | None = None,
 ) -> None:
+    """Play the pairs' games (those not yet in ``record``, a JSON-lines file each finished game
+    is appended to, so that a stopped run goes on where it was) and print each pair's score."""
     deck = ballots(variant)
+    done: dict[tuple[str, int, int, int], tuple[int, int, int, str]] = {}
+    if record is not None and record.exists():
+        for line in record.read_text().splitlines():
+            row = json.loads(line)
+            key = (row["variant"], row["strong"], row["weak"], row["n"])
+            done[key] = (row["black"], row["white"], row["plies"], row["result"])
     jobs = []
     for strong, weak in pairs:
         for n in range(games):
+            if (variant, strong, weak, n) in done:
+                continue
             ballot = deck[(n // 2 * 7 + strong) % len(deck)]
             black, white = (strong, weak) if n % 2 == 0 else (weak, strong)
-            jobs.append((variant, ballot, black, white, 1000 * n + strong))
-    print(f"== ladder {variant}: {games} games per pair, {len(deck)} ballots, {workers} workers")
+            jobs.append(((strong, weak, n), (variant, ballot, black, white, 1000 * n + strong)))
+    print(
+        f"== ladder {variant}: {games} games per pair, {len(deck)} ballots, {workers} workers, "
+        f"{len(jobs)} to play"
+    )
+    code = subprocess.run(
+        ["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=False
+    ).stdout.strip()
     with multiprocessing.Pool(workers) as pool:
-        results = pool.map(play_game, jobs, chunksize=1)
+        played = pool.imap_unordered(play_keyed, jobs, chunksize=1)
+        for (strong, weak, n), (black, white, ply, result) in played:
+            done[(variant, strong, weak, n)] = (black, white, ply, result)
+            if record is not None:
+                row = {"variant": variant, "strong": strong, "weak": weak, "n": n, "code": code}
+                row |= {"black": black, "white": white, "plies": ply, "result": result}
+                with record.open("a") as out:
+                    out.write(json.dumps(row) + "\n")
     for strong, weak in pairs:
-        points = wins = draws = losses = plies = 0.0
-        for black, white, ply, result in results:
-            if {black, white} != {strong, weak}:
-                continue
+        results = [done[(variant, strong, weak, n)] for n in range(games)]
+        wins = draws = losses = plies = 0.0
+        for black, _white, ply, result in results:
             plies += ply
             strong_black = black == strong
             if result == "1/2-1/2":
@@ -307,6 +352,13 @@ def ladder(
             f"level {strong} v {weak}: +{wins:.0f} ={draws:.0f} -{losses:.0f}  "
             f"score {100 * share:.0f}% ± {error:.0f}  (mean {plies / n:.0f} plies)"
         )
+
+
+def play_keyed(
+    job: tuple[tuple[int, int, int], tuple[str, tuple[str, ...], int, int, int]],
+) -> tuple[tuple[int, int, int], tuple[int, int, int, str]]:
+    key, game = job
+    return key, play_game(game)
 
 
 # -- agreement -------------------------------------------------------------------------------
@@ -362,6 +414,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--positions", type=int, default=0, help="per collection (0: all)")
     parser.add_argument("--agreement-ms", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument(
+        "--record", type=Path, help="the ladder's games, JSON lines: a rerun plays only the rest"
+    )
     args = parser.parse_args(argv)
     print(f"load average before: {os.getloadavg()}")
     if "speed" in args.parts:
@@ -369,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "agreement" in args.parts:
         agreement(args.positions, args.agreement_ms, args.workers)
     if "ladder" in args.parts:
-        ladder(args.variant, args.games, args.workers, parse_pairs(args.pairs))
+        ladder(args.variant, args.games, args.workers, parse_pairs(args.pairs), args.record)
     print(f"load average after: {os.getloadavg()}")
 
 

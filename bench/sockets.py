@@ -74,6 +74,9 @@ async def open_one(url: str, source: str, open_timeout: float = 60) -> ClientCon
         open_timeout=open_timeout,
         close_timeout=1,
         max_queue=None,
+        # A browser never sends pings of its own (it only answers the server's, as this client
+        # does): the server's ping every 20 s is the traffic an idle visitor makes.
+        ping_interval=None,
         family=socket.AF_INET,
         local_addr=(source, 0),
     )

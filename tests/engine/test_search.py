@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import random
+import time
 from dataclasses import replace
 
 import pytest
@@ -68,6 +69,23 @@ def test_search_takes_and_returns_picklable_values() -> None:
     assert pickle.loads(pickle.dumps(limits)) == limits
     assert pickle.loads(pickle.dumps(result)) == result
     assert result.depth >= 1 and result.nodes > 0 and not result.book
+
+
+def test_a_cpu_time_budget_is_counted_on_the_process_clock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A measurement on a busy machine counts the movetime in CPU time: the search reads the
+    process's clock, not the wall clock (here a process clock that runs a second per reading)."""
+    readings = iter(range(1_000_000))
+    monkeypatch.setattr(time, "process_time", lambda: float(next(readings)))
+    position, history = random_position("english", 5, 20)
+    on_cpu = search_position(position, Limits(movetime_ms=1_500, cpu_time=True), history)
+    assert_legal_line(position, on_cpu)
+    # Stopped at its second budget check (every 1,024 nodes), past 1.5 "seconds", and timed by
+    # the same clock: whole readings.
+    assert on_cpu.nodes <= 2_048 and on_cpu.millis % 1_000 == 0
+    on_wall = search_position(position, Limits(movetime_ms=1_500, depth=6), history)
+    assert on_wall.depth == 6  # the wall clock was left alone
 
 
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
