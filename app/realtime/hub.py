@@ -33,6 +33,7 @@ from app.realtime.connections import (
     ConnectionState,
 )
 from app.realtime.limits import OncePerInterval, TooManyConnections
+from app.realtime.lobby import LobbySnapshots
 from app.services import attendance, games, pairing, presence, sessions, tables
 from app.services.live import (
     CONTROL_CHANNEL,
@@ -87,6 +88,7 @@ class Hub:
         self.feeds: dict[int, TableFeed] = {}
         self.users: dict[int, set[Connection]] = {}
         self.lobby: set[Connection] = set()
+        self.lobby_snapshots = LobbySnapshots(self._read_lobby)
         self.connections: set[Connection] = set()
         self.tokens: dict[str, set[Connection]] = {}  # by the token's hash
         self._tasks: list[asyncio.Task[None]] = []
@@ -245,7 +247,10 @@ class Hub:
     async def subscribe_lobby(self, conn: Connection) -> None:
         self.lobby.add(conn)
         conn.lobby = True
-        conn.send({"type": "lobby", "rooms": await tables.lobby(self.live)})
+        conn.send_text(await self.lobby_snapshots.get())
+
+    async def _read_lobby(self) -> str:
+        return dumps({"type": "lobby", "rooms": await tables.lobby(self.live)})
 
     def unsubscribe_lobby(self, conn: Connection) -> None:
         self.lobby.discard(conn)
@@ -261,6 +266,7 @@ class Hub:
         self._to_lobby(text)
 
     def _to_lobby(self, text: str) -> None:
+        self.lobby_snapshots.changed()
         for conn in tuple(self.lobby):
             conn.send_text(text)
 
