@@ -183,7 +183,7 @@ async def open_table(
             await ratings.check_may_play_rated(session, user.id)
         most = live.settings.tables_per_user
         if await stored_tables.count_hosted(session, user.id) >= most:
-            raise PlayError("seat_taken", f"you already host {most} tables")
+            raise PlayError("too_many_tables", f"you already host {most} tables: close one first")
         if await stored_tables.count_open(session, room.id) >= room.table_limit:
             raise PlayError("room_closed", f"room {room.name} has no free table")
         row = await stored_tables.create(
@@ -254,7 +254,7 @@ async def open_ai_table(
         await stored_tables.lock_host(session, user.id)
         most = live.settings.tables_per_user
         if await stored_tables.count_hosted(session, user.id) >= most:
-            raise PlayError("seat_taken", f"you already host {most} tables")
+            raise PlayError("too_many_tables", f"you already host {most} tables: close one first")
         row = await stored_tables.create(
             session,
             room_id=room.id,

@@ -90,7 +90,7 @@ async def test_a_user_hosts_at_most_the_limit_of_tables_across_rooms(
     await tables.open_table(live, host, "english-blitz")
     with pytest.raises(PlayError) as refused:
         await tables.open_table(live, host, "pool")
-    assert refused.value.code == "seat_taken"
+    assert refused.value.code == "too_many_tables"
     assert "2 tables" in refused.value.message
 
 
@@ -104,7 +104,7 @@ async def test_tables_opened_at_once_in_several_rooms_do_not_exceed_the_limit(
         *(tables.open_table(live, host, room) for room in rooms), return_exceptions=True
     )
     refused = [r for r in results if isinstance(r, PlayError)]
-    assert len(refused) == 4 and {r.code for r in refused} == {"seat_taken"}
+    assert len(refused) == 4 and {r.code for r in refused} == {"too_many_tables"}
     async with live.db.session() as session:
         opened = await session.scalar(select(func.count()).select_from(GameTable))
     assert opened == 2
