@@ -36,11 +36,11 @@ import httpx
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy.ext.asyncio import create_async_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.db.models import Base  # noqa: E402
+from benchdb import add_database_option, dsn, recreate_database  # noqa: E402
+
 from app.rules import Color, Game, Outcome, Termination  # noqa: E402
 
 console = Console()
@@ -201,30 +201,12 @@ def game_rows(
         )
 
 
-async def recreate_database(url: str) -> None:
-    name = url.rsplit("/", 1)[1]
-    admin = await asyncpg.connect(_dsn(url.rsplit("/", 1)[0] + "/postgres"))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    engine = create_async_engine(url)
-    async with engine.begin() as conn:
-        await conn.run_sync(Base.metadata.create_all)
-    await engine.dispose()
-
-
-def _dsn(url: str) -> str:
-    return url.replace("postgresql+asyncpg://", "postgresql://")
-
-
 async def load(url: str, games: int, players: int, pool_size: int, seed: int) -> float:
     """Fill the database; returns the seconds the COPY took."""
     rng = random.Random(seed)
     pool = build_pool(rng, pool_size)
     zipf = ZipfPlayers(rng, players)
-    conn = await asyncpg.connect(_dsn(url))
+    conn = await asyncpg.connect(dsn(url))
     began = time.perf_counter()
     try:
         created = datetime(2024, 1, 1, tzinfo=UTC)
@@ -409,11 +391,7 @@ async def _second_page(client: httpx.AsyncClient, path: str) -> str:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--database-url",
-        default="postgresql+asyncpg://postgres@127.0.0.1:5432/checkers_bench",
-        help="a database this script may drop and recreate",
-    )
+    add_database_option(parser, "checkers_bench")
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--players", type=int, default=10_000)
     parser.add_argument("--pool", type=int, default=3_000, help="distinct generated move lists")

@@ -29,36 +29,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import asyncpg
-from sqlalchemy.ext.asyncio import create_async_engine
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchdb import add_database_option, dsn, recreate_database  # noqa: E402
+
 from app.db.engine import Database  # noqa: E402
-from app.db.models import Base  # noqa: E402
 from app.ratings import CATEGORIES  # noqa: E402
 from app.services import ratings  # noqa: E402
 
 PAIRS = [(v, c) for v in ("english", "pool") for c in CATEGORIES]
 # How often each (variant, category) is played: English blitz the most.
 PAIR_WEIGHTS = [6, 20, 10, 3, 4, 2, 6, 6, 2, 2]
-
-
-def _dsn(url: str) -> str:
-    return url.replace("postgresql+asyncpg://", "postgresql://")
-
-
-async def recreate_database(url: str) -> None:
-    name = url.rsplit("/", 1)[1]
-    admin = await asyncpg.connect(_dsn(url.rsplit("/", 1)[0] + "/postgres"))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    engine = create_async_engine(url)
-    async with engine.begin() as conn:
-        await conn.run_sync(Base.metadata.create_all)
-    await engine.dispose()
 
 
 def rating_rows(
@@ -87,7 +69,7 @@ async def load(url: str, games: int, players: int, seed: int) -> tuple[int, floa
     rng = random.Random(seed)
     now = datetime.now(UTC)
     began = time.perf_counter()
-    conn = await asyncpg.connect(_dsn(url))
+    conn = await asyncpg.connect(dsn(url))
     try:
         users = [
             (i, f"player{i}", "registered", "player", rng.random() < 0.005, now)
@@ -146,7 +128,7 @@ async def measure(url: str, samples: int, limit: int) -> None:
         )
     finally:
         await db.dispose()
-    conn = await asyncpg.connect(_dsn(url))
+    conn = await asyncpg.connect(dsn(url))
     try:
         since = datetime.now(UTC) - timedelta(days=7)
         plan = await conn.fetch(
@@ -166,11 +148,7 @@ async def measure(url: str, samples: int, limit: int) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--database-url",
-        default="postgresql+asyncpg://postgres@127.0.0.1:5432/checkers_bench_ratings",
-        help="a database this script may drop and recreate",
-    )
+    add_database_option(parser, "checkers_bench_ratings")
     parser.add_argument("--games", type=int, default=1_000_000)
     parser.add_argument("--players", type=int, default=50_000)
     parser.add_argument("--samples", type=int, default=1000, help="leaderboard calls to time")

@@ -29,37 +29,22 @@ import sys
 import time
 from pathlib import Path
 
-import asyncpg
 from sqlalchemy import select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchdb import add_database_option, recreate_database  # noqa: E402
 
 from app.broker.memory import MemoryBroker  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.db import seeks  # noqa: E402
 from app.db.engine import Database  # noqa: E402
-from app.db.migrate import upgrade  # noqa: E402
 from app.db.models import Game, User  # noqa: E402
 from app.services import pairing  # noqa: E402
 from app.services.live import LivePlay  # noqa: E402
 from app.timeutil import as_datetime, as_unix  # noqa: E402
 
 POOL = "english-5+3"
-
-
-def _dsn(url: str) -> str:
-    return url.replace("postgresql+asyncpg://", "postgresql://")
-
-
-async def recreate_database(url: str) -> None:
-    name = url.rsplit("/", 1)[1]
-    admin = await asyncpg.connect(_dsn(url.rsplit("/", 1)[0] + "/postgres"))
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    await asyncio.to_thread(upgrade, url)
 
 
 async def add_users(live: LivePlay, prefix: str, count: int) -> list[int]:
@@ -127,18 +112,14 @@ async def newcomers(live: LivePlay, waiting: int, samples: int) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--database-url",
-        default="postgresql+asyncpg://postgres@127.0.0.1:5432/checkers_bench_pairing",
-        help="a database this script may drop and recreate",
-    )
+    add_database_option(parser, "checkers_bench_pairing")
     parser.add_argument("--waiting", type=int, default=1000)
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for measure in ("burst", "newcomers"):
-        await recreate_database(args.database_url)
+        await recreate_database(args.database_url, migrate=True)
         db = Database(args.database_url)
         broker = MemoryBroker()
         await broker.connect()
