@@ -107,10 +107,11 @@ def movetime_ms(level: int, clock_left_ms: int | None) -> int:
     return budget
 
 
-def accepts_draw(ply: int, score: int) -> bool:
+def accepts_draw(ply: int, score: int | None) -> bool:
     """Whether the AI accepts a draw at `ply` when its search scores the position `score`
-    (hundredths of a man, for the AI)."""
-    return ply >= DRAW_FROM_PLY and score <= DRAW_SCORE
+    (hundredths of a man, for the AI). None: the search finished no depth in its time (a
+    machine too busy to give it any), so it knows nothing of the position and declines."""
+    return ply >= DRAW_FROM_PLY and score is not None and score <= DRAW_SCORE
 
 
 def _history(lg: LiveGame) -> list[str]:
@@ -344,7 +345,9 @@ class AIPlayers:
         accept = False
         if lg.game.ply >= DRAW_FROM_PLY:
             result = await self._search(lg, Limits(movetime_ms=DRAW_SEARCH_MS))
-            score = result.score if lg.game.position.turn is colour else -result.score
+            score: int | None = None
+            if result.depth > 0:
+                score = result.score if lg.game.position.turn is colour else -result.score
             accept = accepts_draw(lg.game.ply, score)
         try:
             await decisions.answer_draw(self.live, ai.id, lg.id, accept=accept)

@@ -12,6 +12,7 @@ import random
 import secrets
 import time
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -186,37 +187,21 @@ async def open_table(
             raise PlayError("too_many_tables", f"you already host {most} tables: close one first")
         if await stored_tables.count_open(session, room.id) >= room.table_limit:
             raise PlayError("room_closed", f"room {room.name} has no free table")
-        row = await stored_tables.create(
+        table, created_at = await _store_table(
             session,
-            room_id=room.id,
-            owner_id=user.id,
+            room.id,
+            user,
             variant=rules_variant.name,
-            clock_base_s=base,
-            clock_increment_s=increment,
+            clock=(base, increment),
             colour=colour,
-            is_private=private,
-            invite_code=secrets.token_urlsafe(8) if private else None,
+            private=private,
             start_fen=start_fen,
             rated=rated,
-            event_seq=0,
-        )
-        table = TableInfo(
-            id=row.id,
-            room_id=row.room_id,
-            variant=row.variant,
-            clock_base_s=row.clock_base_s,
-            clock_increment_s=row.clock_increment_s,
-            colour=row.colour,
-            private=row.is_private,
-            invite=row.invite_code,
-            start_fen=row.start_fen,
-            owner=user,
-            rated=row.rated,
         )
         # The host as the table reads them, with the rating shown beside their name.
-        shown = await read_table(session, row.id)
+        shown = await read_table(session, table.id)
         table.owner = shown.owner if shown is not None else user
-        stored = await live.record(session, table.id, [live.table_update(table)], row.created_at)
+        stored = await live.record(session, table.id, [live.table_update(table)], created_at)
         await session.commit()
     await live.announce(stored)
     await live.publish_lobby(table)
@@ -255,31 +240,14 @@ async def open_ai_table(
         most = live.settings.tables_per_user
         if await stored_tables.count_hosted(session, user.id) >= most:
             raise PlayError("too_many_tables", f"you already host {most} tables: close one first")
-        row = await stored_tables.create(
+        table, _ = await _store_table(
             session,
-            room_id=room.id,
-            owner_id=user.id,
+            room.id,
+            user,
             variant=rules_variant.name,
-            clock_base_s=base,
-            clock_increment_s=increment,
+            clock=(base, increment),
             colour=colour,
-            is_private=False,
-            invite_code=None,
             start_fen=start_fen,
-            rated=False,
-            event_seq=0,
-        )
-        table = TableInfo(
-            id=row.id,
-            room_id=row.room_id,
-            variant=row.variant,
-            clock_base_s=row.clock_base_s,
-            clock_increment_s=row.clock_increment_s,
-            colour=row.colour,
-            private=False,
-            invite=None,
-            start_fen=row.start_fen,
-            owner=user,
         )
         user_colour = colour if colour != "random" else random.choice(COLOURS[:2])
         black, white = (user, ai) if user_colour == "black" else (ai, user)
@@ -287,6 +255,51 @@ async def open_ai_table(
         await session.commit()
     await started(live, table, lg, stored)
     return live.table_payload(table, with_invite=True)
+
+
+async def _store_table(
+    session: AsyncSession,
+    room_id: int,
+    host: PlayerRef,
+    *,
+    variant: str,
+    clock: tuple[int | None, int],
+    colour: str,
+    private: bool = False,
+    start_fen: str | None = None,
+    rated: bool = False,
+) -> tuple[TableInfo, datetime]:
+    """Store a new table with `host` in its first seat, in the caller's transaction: the table
+    as live play knows it, and when it was made. A private table gets an invite code."""
+    base, increment = clock
+    row = await stored_tables.create(
+        session,
+        room_id=room_id,
+        owner_id=host.id,
+        variant=variant,
+        clock_base_s=base,
+        clock_increment_s=increment,
+        colour=colour,
+        is_private=private,
+        invite_code=secrets.token_urlsafe(8) if private else None,
+        start_fen=start_fen,
+        rated=rated,
+        event_seq=0,
+    )
+    table = TableInfo(
+        id=row.id,
+        room_id=row.room_id,
+        variant=row.variant,
+        clock_base_s=row.clock_base_s,
+        clock_increment_s=row.clock_increment_s,
+        colour=row.colour,
+        private=row.is_private,
+        invite=row.invite_code,
+        start_fen=row.start_fen,
+        owner=host,
+        rated=row.rated,
+    )
+    return table, row.created_at
 
 
 async def _create_game(
@@ -396,31 +409,13 @@ async def seat_two(
     if rated:
         for player in (black, white):
             await ratings.check_may_play_rated(session, player.id)
-    row = await stored_tables.create(
+    table, _ = await _store_table(
         session,
-        room_id=room.id,
-        owner_id=black.id,
+        room.id,
+        black,
         variant=variant,
-        clock_base_s=clock_base_s,
-        clock_increment_s=clock_increment_s,
+        clock=(clock_base_s, clock_increment_s),
         colour="black",
-        is_private=False,
-        invite_code=None,
-        start_fen=None,
-        rated=rated,
-        event_seq=0,
-    )
-    table = TableInfo(
-        id=row.id,
-        room_id=room.id,
-        variant=variant,
-        clock_base_s=clock_base_s,
-        clock_increment_s=clock_increment_s,
-        colour="black",
-        private=False,
-        invite=None,
-        start_fen=None,
-        owner=black,
         rated=rated,
     )
     lg, stored = await _create_game(live, session, table, black, white)

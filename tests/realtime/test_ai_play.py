@@ -247,6 +247,8 @@ def test_the_draw_rule() -> None:
     assert not ai.accepts_draw(79, -300)
     assert ai.accepts_draw(80, 0) and ai.accepts_draw(80, -300)
     assert not ai.accepts_draw(120, 100)
+    # A search that finished no depth in its time (a starved machine) knows nothing: declined.
+    assert not ai.accepts_draw(120, None)
 
 
 async def test_the_computer_cannot_log_in_and_its_names_cannot_be_taken(server: Served) -> None:
