@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.people import arrive, open_table, register
+from tests.e2e.people import Cable, arrive, open_table, register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -198,6 +198,32 @@ def test_a_challenge_made_while_the_page_was_closed_shows_when_it_opens(
     gus.locator('.challenge-box[data-direction="out"]').get_by_role("button", name="Cancel").click()
     expect(banner).to_be_hidden()
     expect(gus.locator(".challenge-box")).to_have_count(0)
+    for person in people:
+        assert person.errors == []
+        person.context.close()
+
+
+def test_a_seek_survives_a_lost_connection(browser: Browser, server_url: str) -> None:
+    cable = Cable()
+    people = [arrive(browser, server_url, cable=cable), arrive(browser, server_url)]
+    ivy, jay = (person.page for person in people)
+    register(ivy, "ivy")
+    register(jay, "jay")
+    ivy.locator('[data-pool="english-10+5"]').click()
+    count = jay.locator('[data-pool="english-10+5"] .pool-waiting')
+    expect(count).to_have_text("1 waiting")
+
+    # The server drops the seek of a closed connection; back, the page seeks again.
+    cable.cut()
+    expect(count).to_have_text("0 waiting")
+    cable.down = False
+    expect(ivy.locator(".conn")).to_have_text("Connected")
+    expect(count).to_have_text("1 waiting")
+    expect(ivy.get_by_role("region", name="Play now").get_by_role("status")).to_contain_text(
+        "English 10+5"
+    )
+    jay.locator('[data-pool="english-10+5"]').click()
+    assert table_of(jay) == table_of(ivy)
     for person in people:
         assert person.errors == []
         person.context.close()

@@ -161,8 +161,16 @@ export function quickPairingPanel() {
       load();
     }),
     live.on("welcome", () => {
-      // The seek ended with the old connection: ask again.
-      if (seeking && live.user) sendSeek(seeking.pool, seeking.rated);
+      // The seek ended with the old connection: ask again (signed out: it is over).
+      if (!seeking) return;
+      if (live.user) {
+        sendSeek(seeking.pool, seeking.rated);
+      } else {
+        seeking = null;
+        asked = null;
+        drawStatus();
+        drawButtons();
+      }
     }),
     live.on("your_game", () => {
       // After `expectGame` has taken the user to the table: the seek is over (a game from
