@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from app.api.deps import LiveDep
 from app.api.errors import ErrorBody
 from app.api.params import NAME_PATTERN
-from app.api.schemas.common import Clock, PlayerPublic, SeatedPlayerPublic
+from app.api.schemas.common import Clock, SeatedPlayerPublic
 from app.db.models import MAX_ID
 from app.services import presence, tables
 from app.status import TableState
@@ -44,8 +44,11 @@ class RoomPublic(BaseModel):
     tables: list[TablePublic]
 
 
-class OnlinePlayer(PlayerPublic):
-    table: int  # a table of the room where they sit
+class OnlinePlayer(SeatedPlayerPublic):
+    """A player seated in the room, with their rating in that table's category."""
+
+    kind: Literal["registered", "guest", "imported", "ai"]  # only "registered" has a rating
+    table: int  # a table of the room where they sit (the lowest-numbered)
 
 
 class RoomOnline(BaseModel):
@@ -61,7 +64,8 @@ async def online(
     live: LiveDep,
 ) -> RoomOnline:
     """Who is in the room now: the players seated at its tables (waiting, playing, or after a
-    game) who are connected, by name."""
+    game) who are connected, by name, with their rating in their table's category (as the
+    lobby shows seats: null for a guest or the computer) and their account's kind."""
     # An id in decimal digits as written (beyond BIGINT no room has it); anything else a slug.
     ref: str | int = name
     if _DECIMAL_ID.fullmatch(name) and int(name) <= MAX_ID:

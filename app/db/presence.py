@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import delete, func, insert, or_, select, update
+from sqlalchemy import delete, insert, or_, select, update
 
-from app.db.models import GameTable, Presence, User
+from app.db.models import GameTable, Presence, Rating, User
 from app.db.table_log import Executor
+from app.db.tables import rating_in_table_category
 from app.status import TableStatus
 
 
@@ -101,13 +103,25 @@ async def banned_at(db: Executor, instance: str) -> list[tuple[int, str]]:
 
 async def seated_in_room(
     db: Executor, room_id: int, instances: Collection[str]
-) -> list[tuple[int, str, int]]:
-    """(user, name, table) for each player seated at a table of the room that is not closed
-    and connected to one of these instances, by name."""
+) -> list[tuple[int, str, int, tuple[Any, ...]]]:
+    """(user, name, table, rating) for each player seated at a table of the room that is not
+    closed and connected to one of these instances, by name: the table is the lowest-numbered
+    of theirs there, and the rating is the account's kind and its rating row in that table's
+    variant and category (rating, rd, volatility, last_game_at; null without one)."""
     seat = or_(GameTable.owner_id == User.id, GameTable.guest_id == User.id)
     rows = await db.execute(
-        select(User.id, User.name, func.min(GameTable.id))
+        select(
+            User.id,
+            User.name,
+            GameTable.id,
+            User.kind,
+            Rating.rating,
+            Rating.rd,
+            Rating.volatility,
+            Rating.last_game_at,
+        )
         .join(GameTable, seat)
+        .outerjoin(Rating, rating_in_table_category(Rating, User))
         .where(
             GameTable.room_id == room_id,
             GameTable.status != TableStatus.CLOSED,
@@ -115,7 +129,9 @@ async def seated_in_room(
             .where(Presence.user_id == User.id, Presence.instance.in_(instances))
             .exists(),
         )
-        .group_by(User.id, User.name)
-        .order_by(User.name)
+        .order_by(User.name, User.id, GameTable.id)
     )
-    return [(user_id, name, table_id) for user_id, name, table_id in rows.all()]
+    seated: dict[int, tuple[int, str, int, tuple[Any, ...]]] = {}
+    for user_id, name, table_id, *rating in rows.all():
+        seated.setdefault(user_id, (user_id, name, table_id, tuple(rating)))
+    return list(seated.values())

@@ -123,6 +123,17 @@ async def already_rated(db: Executor, game_id: int) -> bool:
     return found is not None
 
 
+async def changes_of_game(db: Executor, game_id: int) -> dict[int, tuple[float, float]]:
+    """What a rated game did to its players' ratings: user id -> (rating before, after); empty
+    for a game that moved none."""
+    rows = await db.execute(
+        select(RatingChange.user_id, RatingChange.rating_before, RatingChange.rating_after).where(
+            RatingChange.game_id == game_id
+        )
+    )
+    return {user_id: (before, after) for user_id, before, after in rows.all()}
+
+
 async def store(
     db: Executor,
     rating: StoredRating,

@@ -41,7 +41,8 @@ _CATEGORY = case(
 )
 
 
-def _rating_of(rating: type[Rating], user: type[User]) -> ColumnElement[bool]:
+def rating_in_table_category(rating: type[Rating], user: type[User]) -> ColumnElement[bool]:
+    """Join condition: `user`'s rating row in the table's variant and clock category."""
     return and_(
         rating.user_id == user.id,
         rating.variant == GameTable.variant,
@@ -96,8 +97,8 @@ _TABLE_QUERY = (
     )
     .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
     .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
-    .outerjoin(_OWNER_RATING, _rating_of(_OWNER_RATING, _OWNER))
-    .outerjoin(_GUEST_RATING, _rating_of(_GUEST_RATING, _GUEST))
+    .outerjoin(_OWNER_RATING, rating_in_table_category(_OWNER_RATING, _OWNER))
+    .outerjoin(_GUEST_RATING, rating_in_table_category(_GUEST_RATING, _GUEST))
     .outerjoin(Game, Game.id == _LATEST_GAME)
 )
 

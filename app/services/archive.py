@@ -382,7 +382,9 @@ def clock_comment(seconds: int) -> str:
 
 
 def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
-    """The PDN tag pairs of a game: the seven standard ones first, then what we know of it."""
+    """The PDN tag pairs of a game: the seven standard ones first, then what we know of it:
+    `BlackElo`/`WhiteElo` (the ratings before a game that moved them), `TimeControl`,
+    `Termination`, and the tags an imported record came with."""
     stored = record.tags
     event = f"{'Rated' if record.rated else 'Casual'} {record.variant} game"
     if record.room_name:
@@ -399,11 +401,15 @@ def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
     }
     if record.start_fen:
         tags["FEN"] = record.start_fen
+    # A game that moved ratings: each player's rating before it, whole points as shown.
+    if record.black_rating is not None and record.white_rating is not None:
+        tags["BlackElo"] = str(record.black_rating.rating)
+        tags["WhiteElo"] = str(record.white_rating.rating)
     if record.clock_base_s is not None:
         tags["TimeControl"] = f"{record.clock_base_s}+{record.clock_increment_s}"
     if record.termination:
         tags["Termination"] = record.termination
-    tags.update({k: str(v) for k, v in stored.items() if k not in _OWN_TAGS})
+    tags.update({k: str(v) for k, v in stored.items() if k not in _OWN_TAGS and k not in tags})
     return tags
 
 

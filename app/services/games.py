@@ -329,14 +329,21 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
         "draw_offer": lg.draw_offer.value if lg.draw_offer is not None else None,
         "away": {colour.value: int(since * 1000) for colour, since in lg.away.items()},
         "claim_after": claim_after,
+        "rating_change": None,
     }
 
 
 async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
-    """The game as stored now (the cached copy serves if it is still current)."""
+    """The game as stored now (the cached copy serves if it is still current); a finished
+    game's `rating_change` is read back, so a client that reloads sees what `game_ended` said."""
+    rating_change = None
     async with live.game_lock(game_id):
         async with live.db.session() as session:
             row = await stored_games.get(session, game_id)
+            if row is not None and row.status != GameStatus.PLAYING and row.rated:
+                rating_change = await ratings.change_of(
+                    session, game_id, row.black_id, row.white_id
+                )
         if row is None:
             raise PlayError("not_found", f"no game {game_id}")
         lg = live.games.get(game_id)
@@ -348,7 +355,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
             lg.clock = stored_clock(row)
             lg.first_move_deadline = first_move_deadline(row)
         lg.draw_offer, lg.away = standing_offer(row), away_of(row)
-        return game_payload(live, lg, time.time())
+        return game_payload(live, lg, time.time()) | {"rating_change": rating_change}
 
 
 # --- moves ---------------------------------------------------------------------------------

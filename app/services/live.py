@@ -204,7 +204,7 @@ async def read_listed(db: Executor, room_ids: list[int]) -> list[TableInfo]:
 RATED_KIND = "registered"
 
 
-def _seat(
+def seated_player(
     user_id: int | None, name: str | None, stored: Sequence[Any], now: float
 ) -> PlayerRef | None:
     """A seat's player with the rating shown beside their name: the stored one with its RD
@@ -237,8 +237,8 @@ def _table_of(row: Sequence[Any]) -> TableInfo:
         private=private,
         invite=invite,
         start_fen=fen,
-        owner=_seat(owner_id, owner_name, row[18:23], now),
-        guest=_seat(guest_id, guest_name, row[23:28], now),
+        owner=seated_player(owner_id, owner_name, row[18:23], now),
+        guest=seated_player(guest_id, guest_name, row[23:28], now),
         closed=status == TableStatus.CLOSED,
         game_id=game_id,
         game_status=game_status,

@@ -22,7 +22,7 @@ from app.db import heartbeats
 from app.db import presence as stored
 from app.db.table_log import StoredEvent
 from app.services import absences, attendance, games, heartbeat, tables
-from app.services.live import LivePlay, PlayerRef, PlayError
+from app.services.live import LivePlay, PlayerRef, PlayError, seated_player
 from app.services.rooms import find_room
 from app.timeutil import as_datetime, as_unix
 
@@ -158,11 +158,17 @@ async def banned_here(live: LivePlay) -> list[tuple[int, str]]:
 
 async def online_in_room(live: LivePlay, room_ref: str | int) -> dict[str, Any]:
     """Who is in a room now: the players seated at its tables (waiting for an opponent,
-    playing, or after a game) who are connected to a live server process."""
+    playing, or after a game) who are connected to a live server process, each with their
+    account's kind and their rating in their table's category, as seats show it."""
     async with live.db.session() as session:
         room = await find_room(session, room_ref)
         if room is None:
             raise PlayError("not_found", f"no room {room_ref}")
         seated = await stored.seated_in_room(session, room.id, await _alive(live, session))
-    players = [{"id": user_id, "name": name, "table": table} for user_id, name, table in seated]
+    now = time.time()
+    players = []
+    for user_id, name, table, rating in seated:
+        player = seated_player(user_id, name, rating, now)
+        assert player is not None
+        players.append(player.seat_payload() | {"kind": rating[0], "table": table})
     return {"room": room.id, "slug": room.slug, "count": len(players), "players": players}

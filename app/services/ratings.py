@@ -60,8 +60,7 @@ def _score(result: str) -> float | None:
 
 
 def _side(change: RatingChange) -> events.RatingSide:
-    before, after = display(change.before.rating), display(change.after.rating)
-    return {"before": before, "after": after, "diff": after - before}
+    return _shown_side(change.before.rating, change.after.rating)
 
 
 async def apply(db: Executor, game: GameRow, at: datetime) -> events.RatingChanges | None:
@@ -105,6 +104,24 @@ async def apply(db: Executor, game: GameRow, at: datetime) -> events.RatingChang
         )
     await store.add_changes(db, changes)
     return {"black": _side(black_change), "white": _side(white_change)}
+
+
+async def change_of(
+    db: Executor, game_id: int, black_id: int | None, white_id: int | None
+) -> events.RatingChanges | None:
+    """What a finished game did to both ratings, as `game_ended` told it (read back from
+    `rating_changes`); None for a game that moved none."""
+    stored_changes = await store.changes_of_game(db, game_id)
+    black = stored_changes.get(black_id) if black_id is not None else None
+    white = stored_changes.get(white_id) if white_id is not None else None
+    if black is None or white is None:
+        return None
+    return {"black": _shown_side(*black), "white": _shown_side(*white)}
+
+
+def _shown_side(before: float, after: float) -> events.RatingSide:
+    shown_before, shown_after = display(before), display(after)
+    return {"before": shown_before, "after": shown_after, "diff": shown_after - shown_before}
 
 
 def _live(row: store.StoredRating, now: float) -> Glicko:

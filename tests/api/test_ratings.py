@@ -5,6 +5,7 @@ provisional flag), `GET /api/players/{name}/rating-history` (last rating per day
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import httpx
@@ -13,6 +14,8 @@ from fastapi import FastAPI
 from sqlalchemy import update
 
 from app.db.models import Rating, RatingChange, User
+from app.rules.pdn import read_games
+from app.services.importer import check_game
 from app.timeutil import utcnow
 from tests.api.archive_data import add_game, at, user
 
@@ -224,3 +227,55 @@ async def test_archived_games_show_the_ratings_before_a_rated_game(
     assert (await client.get(f"/api/games/{casual}")).json()["black_rating"] is None
     lines = (await client.get("/api/games/export?player=erin&format=ndjson")).text.splitlines()
     assert [json.loads(line)["white_rating"] for line in lines] == [fred, None]
+
+
+async def test_the_pdn_of_a_rated_game_carries_both_ratings_before_it(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    async with app.state.db.session() as session:
+        rated = await add_game(
+            session, black="gina", white="hal", started_at=at("2026-04-02"), rated=True
+        )
+        casual = await add_game(session, black="gina", white="hal", started_at=at("2026-04-01"))
+        for name, before, after in (("gina", 1712.9, 1700.2), ("hal", 1499.6, 1512)):
+            session.add(
+                RatingChange(
+                    game_id=rated,
+                    user_id=await user(session, name),
+                    variant="english",
+                    category="blitz",
+                    rating_before=before,
+                    rd_before=60,
+                    rating_after=after,
+                    rd_after=60,
+                    volatility_after=0.06,
+                    at=at("2026-04-02", 600),
+                )
+            )
+        await session.commit()
+    one = (await client.get(f"/api/games/{rated}.pdn")).text
+    tag_names = re.findall(r'^\[(\w+) "', one, re.MULTILINE)
+    # The seven-tag roster, GameType, then the ratings (as shown: whole points), then the rest.
+    assert tag_names[:10] == [
+        "Event",
+        "Site",
+        "Date",
+        "Round",
+        "Black",
+        "White",
+        "Result",
+        "GameType",
+        "BlackElo",
+        "WhiteElo",
+    ]
+    assert '[BlackElo "1712"]' in one and '[WhiteElo "1499"]' in one
+    assert "Elo" not in (await client.get(f"/api/games/{casual}.pdn")).text
+    export = (await client.get("/api/games/export?player=gina")).text
+    records = list(read_games(export))
+    assert [(r.tags.get("BlackElo"), r.tags.get("WhiteElo")) for r in records] == [
+        ("1712", "1499"),
+        (None, None),
+    ]
+    # Our reader takes them back, and the importer's check keeps them as tags.
+    checked = check_game(records[0])
+    assert (checked.tags["BlackElo"], checked.tags["WhiteElo"]) == ("1712", "1499")

@@ -90,6 +90,69 @@ def test_your_move_is_announced_on_another_page(browser: Browser, server_url: st
         person.context.close()
 
 
+def test_your_move_is_told_once_per_game_until_you_come_back_to_it(
+    browser: Browser, server_url: str
+) -> None:
+    people = [arrive(browser, server_url), arrive(browser, server_url)]
+    ida, jon = (person.page for person in people)
+    register(ida, "ida")
+    register(jon, "jon")
+    table_id = open_table(ida, "english-casual", colour="black", clock=None)
+    jon.get_by_role("button", name=f"Sit at table {table_id}").click()
+    expect(square(ida, 9)).to_have_class(re.compile("movable"))
+    square(ida, 9).click()
+    square(ida, 13).click()
+    expect_moves(jon, ["9-13"])
+    ida.get_by_role("link", name="Lobby").click()
+    back = ida.get_by_role("link", name=re.compile(f"Back to table {table_id}"))
+    expect(back).to_have_text(f"Back to table {table_id} (against jon) · their move")
+    ida.evaluate(
+        """() => {
+          window.sounds = [];
+          window.addEventListener("checkers:sound", (e) => window.sounds.push(e.detail));
+        }"""
+    )
+    square(jon, 24).click()
+    square(jon, 19).click()
+    banner = ida.locator("#notify")
+    expect(banner).to_contain_text(f"Table {table_id}: It is your move.")
+    expect(back).to_have_text(f"Back to table {table_id} (against jon) · your move")
+    banner.get_by_role("button", name="Dismiss").click()
+    expect(banner).to_be_hidden()
+
+    # Ida moves from another tab; Jon answers: this tab, which has not been back to the table,
+    # is not told again.
+    other = people[0].context.new_page()
+    other.goto(f"{server_url}/#/table/{table_id}")
+    expect(square(other, 10)).to_have_class(re.compile("movable"))
+    square(other, 10).click()
+    square(other, 14).click()
+    expect(back).to_have_text(f"Back to table {table_id} (against jon) · their move")
+    expect_moves(jon, ["9-13", "24-19", "10-14"])
+    square(jon, 28).click()
+    square(jon, 24).click()
+    expect(back).to_have_text(f"Back to table {table_id} (against jon) · your move")
+    expect(banner).to_be_hidden()
+    assert ida.evaluate("window.sounds") == ["notice"]
+    assert ida.title() == "Lobby · Checkers"
+
+    # Back at the table and away again, the next turn is told again.
+    back.click()
+    expect_moves(ida, ["9-13", "24-19", "10-14", "28-24"])
+    square(other, 5).click()
+    square(other, 9).click()
+    ida.get_by_role("link", name="Lobby").click()
+    expect_moves(jon, ["9-13", "24-19", "10-14", "28-24", "5-9"])
+    square(jon, 32).click()
+    square(jon, 28).click()
+    expect(banner).to_contain_text(f"Table {table_id}: It is your move.")
+    # (the table page played its own sounds meanwhile)
+    assert ida.evaluate("window.sounds.filter((s) => s === 'notice')") == ["notice", "notice"]
+    for person in people:
+        assert person.errors == []
+        person.context.close()
+
+
 def test_leaving_a_waiting_table_unwatches_it(browser: Browser, server_url: str) -> None:
     person = arrive(browser, server_url)
     page = person.page

@@ -83,6 +83,11 @@ def test_two_players_and_a_spectator_play_a_game_and_find_it_in_the_archive(
     expect(table_in_lobby).to_contain_text("alice")
     expect(table_in_lobby).to_contain_text("bob")
     expect(table_in_lobby).to_contain_text("playing")
+    # Who is online in the room: both players; an anonymous spectator challenges nobody.
+    online = carol.get_by_role("region", name="Who is online")
+    expect(online.locator("li")).to_have_text(
+        [f"alice (1500?) table {table_id}", f"bob (1500?) table {table_id}"]
+    )
     carol.screenshot(path=str(shots / "lobby.png"), full_page=True)
     carol.get_by_role("link", name=f"Watch table {table_id}").click()
     expect(carol).to_have_url(re.compile(rf"#/table/{table_id}$"))

@@ -1,7 +1,8 @@
 """Ratings where players see them, in the browser: beside names in the lobby and at the table
 ("1500?" while provisional), the change at the end of a rated game (one's own, or both players'
-for a spectator), in the archive and the replay, the player page's ratings and history chart,
-and the leaderboard page (an idle player dropped off); a guest cannot choose a rated table."""
+for a spectator; still there after a reload), in the archive and the replay, the player page's
+ratings and history chart, and the leaderboard page (an idle player dropped off); a guest cannot
+choose a rated table."""
 
 from __future__ import annotations
 
@@ -112,6 +113,12 @@ def test_a_rated_game_shows_ratings_and_their_change_everywhere(
     expect(banner).to_contain_text(re.compile(r"bea: 1500 → \d+ \(−\d+\)"))
     expect(ana.locator(".player-bar.bottom .rating-diff")).to_have_text(re.compile(r"^\+\d+$"))
     expect(ana.locator(".player-bar.top .rating-diff")).to_have_text(re.compile(r"^−\d+$"))
+    # Reloaded after the end, the table still shows the change (the snapshot carries it).
+    bea.reload()
+    expect(bea.locator(".game-over")).to_contain_text(
+        re.compile(r"Your rating: 1500 → \d+ \(−\d+\)")
+    )
+    expect(bea.locator(".player-bar.bottom .rating-diff")).to_have_text(re.compile(r"^−\d+$"))
 
     # The archive and the replay show the ratings before the game, and the change.
     ana.goto(f"{server.url}/#/games")

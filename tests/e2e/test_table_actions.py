@@ -141,7 +141,9 @@ def test_a_private_table_is_joined_by_its_link_and_a_guest_may_play(
     stranger = arrive(browser, server_url)
     people.append(stranger)
     stranger.page.goto(f"{server_url}/#/games/{game_id}")
-    expect(stranger.page.get_by_role("alert")).to_have_text(f"no game {game_id}")
+    # (the lobby, still on screen a moment, has alert regions of its own)
+    refusal = stranger.page.get_by_role("alert").filter(has_text="no game")
+    expect(refusal).to_have_text(f"no game {game_id}")
     stranger.page.goto(f"{server_url}/#/games/{game_id}?invite={link.split('?invite=')[1]}")
     expect(stranger.page.get_by_text("Move 1 of 1")).to_be_visible()
 

@@ -9,8 +9,10 @@ import asyncio
 
 import httpx
 
+from app.db.models import Rating
+from app.timeutil import utcnow
 from tests.support.server import Served
-from tests.support.ws import guest
+from tests.support.ws import connect, guest
 
 
 async def waiting(server: Served, pool: str) -> int:
@@ -79,9 +81,49 @@ async def test_a_room_lists_its_seated_connected_players(server: Served) -> None
             online = (await http.get("/api/rooms/english-casual/online")).json()
             assert online["count"] == 1
             assert online["players"] == [
-                {"id": a.user_id, "name": a.welcome["user"]["name"], "table": table["id"]}
+                {
+                    "id": a.user_id,
+                    "name": a.welcome["user"]["name"],
+                    "rating": None,  # a guest has none
+                    "provisional": False,
+                    "kind": "guest",
+                    "table": table["id"],
+                }
             ]
             assert b.user_id not in [p["id"] for p in online["players"]]  # not seated there
+            # A registered player: their rating in their table's category, as seats show it.
+            response = await http.post(
+                "/api/auth/register", json={"name": "kim", "password": "a fine long passphrase"}
+            )
+            async with connect(server.url, response.json()["access_token"]) as kim:
+                async with server.app.state.db.session() as session:
+                    for category, rating in (("untimed", 1612.8), ("blitz", 1390.0)):
+                        session.add(
+                            Rating(
+                                user_id=kim.user_id,
+                                variant="english",
+                                category=category,
+                                rating=rating,
+                                rd=60.0,
+                                volatility=0.06,
+                                games=30,
+                                last_game_at=utcnow(),
+                            )
+                        )
+                    await session.commit()
+                await kim.send(type="open", room="english-casual", clock=None)
+                kims = (await kim.expect("table"))["table"]
+                online = (await http.get("/api/rooms/english-casual/online")).json()
+                assert online["count"] == 2  # by name: guest-… before kim
+                assert online["players"][1] == {
+                    "id": kim.user_id,
+                    "name": "kim",
+                    "rating": 1612,  # untimed, as the table's clock
+                    "provisional": False,
+                    "kind": "registered",
+                    "table": kims["id"],
+                }
+                assert kims["players"][0]["rating"] == 1612
             other = (await http.get("/api/rooms/english-blitz/online")).json()
             assert other["count"] == 0
         for _ in range(100):

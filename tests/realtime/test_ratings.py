@@ -160,6 +160,28 @@ async def test_a_resignation_in_a_rated_game_moves_the_ratings(server: Served, d
     assert [(r[2], r[3]) for r in rows] == [("bullet", 1), ("bullet", 1)] and changes == 2
 
 
+async def test_a_finished_games_snapshot_carries_its_rating_change(server: Served) -> None:
+    async with member(server.url, "hana") as a, member(server.url, "ivan") as b:
+        match = await start_game(a, b, room="english-blitz", rated=True)
+        await match.play("11-15", "22-18")
+        await a.send(type="resign", game=match.id)
+        ended = await a.expect("game_ended")
+        assert ended["rating_change"] is not None
+        casual = await start_game(a, b)
+        await casual.play("11-15", "22-18")
+        await a.send(type="resign", game=casual.id)
+        await a.expect("game_ended")
+    # A reload: a fresh connection's snapshot of each table shows what `game_ended` said.
+    async with guest(server.url) as spectator:
+        await spectator.send(type="watch", table=match.table["id"])
+        game = (await spectator.expect("table"))["game"]
+        assert (game["id"], game["status"]) == (match.id, "finished")
+        assert game["rating_change"] == ended["rating_change"]
+        await spectator.send(type="watch", table=casual.table["id"])
+        game = (await spectator.expect("table"))["game"]
+        assert (game["id"], game["rating_change"]) == (casual.id, None)
+
+
 async def test_casual_and_too_short_games_move_no_rating(server: Served, db_url: str) -> None:
     async with member(server.url, "erin") as a, member(server.url, "frank") as b:
         casual = await start_game(a, b)

@@ -44,6 +44,11 @@ export function flagTitle(flag) {
   setTitle(pageTitle);
 }
 
+/** The flag in front of the window title now ("" without one). */
+export function titleFlagText() {
+  return titleFlag;
+}
+
 /** Replace all children of `el`. */
 export function mount(el, ...children) {
   el.replaceChildren();

@@ -1,10 +1,13 @@
-// The lobby: rooms and their tables, live; open a table, sit, watch.
+// The lobby: quick pairing ("Play now"), the computer, who is online, rooms and their tables,
+// live; open a table, sit, watch.
 
 import { computerPanel } from "./computer.js";
 import { formatTimeControl, h, mount, setTitle } from "./dom.js";
 import { connectionBadge, live } from "./live.js";
 import { myGames as gamesInProgress, onMyGames } from "./mygames.js";
 import { variantName } from "./notation.js";
+import { onlinePanel } from "./online.js";
+import { quickPairingPanel } from "./quickpair.js";
 import { ratingBadge } from "./ratings.js";
 import { requireUser, session } from "./session.js";
 
@@ -19,6 +22,8 @@ export function render(main, params) {
   const [conn, stopConn] = connectionBadge();
   const selectedSlug = params.room || null;
   const myGames = h("div", { class: "my-games", "aria-live": "polite" });
+  const pairing = quickPairingPanel();
+  const online = onlinePanel(selectedSlug);
 
   // Kept live: the background watch of the user's games says when one starts or ends.
   function drawMyGames() {
@@ -30,7 +35,7 @@ export function render(main, params) {
         h("a", {
           class: "button primary",
           href: `#/table/${p.table}`,
-          text: `Back to table ${p.table}${p.opponent ? ` (against ${p.opponent.name})` : ""}`,
+          text: `Back to table ${p.table}${againstText(p)}${turnText(p)}`,
         }),
       ),
     );
@@ -51,6 +56,8 @@ export function render(main, params) {
     } else if (message.type === "room_closed") {
       rooms = rooms.filter((r) => r.id !== message.room);
     }
+    if (message.type === "lobby" || message.type === "room_closed") online.setRooms(rooms);
+    online.changed();
     draw();
   };
 
@@ -320,7 +327,7 @@ export function render(main, params) {
       ".",
     ),
     myGames,
-    computerPanel(),
+    h("div", { class: "lobby-panels" }, pairing.element, computerPanel(), online.element),
     roomsBox,
   );
   drawMyGames();
@@ -332,8 +339,20 @@ export function render(main, params) {
     stopWelcome();
     stopLobby();
     stopUser();
+    pairing.stop();
+    online.stop();
     for (const dialog of document.querySelectorAll("dialog")) dialog.close();
   };
+}
+
+function againstText(game) {
+  return game.opponent ? ` (against ${game.opponent.name})` : "";
+}
+
+/** Whose move it is in a game of the user's: " · your move", " · their move" ("" unknown). */
+function turnText(game) {
+  if (!game.turn || !game.colour) return "";
+  return game.turn === game.colour ? " · your move" : " · their move";
 }
 
 /** How many people watch the table, in words that screen readers read as shown. */

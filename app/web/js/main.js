@@ -1,6 +1,7 @@
 // Entry point: hash routing between the pages. Each page is `render(container, params, query)`
 // returning an optional cleanup function, called when the user navigates away.
 
+import { forgetChallenges, startChallenges } from "./challenges.js";
 import { h, mount, setTitle, toast } from "./dom.js";
 import { live } from "./live.js";
 import { announce, forgetMyGames, startMyGames } from "./mygames.js";
@@ -81,10 +82,12 @@ function markCurrentLink(path) {
 mountAccountBar(document.getElementById("account"));
 document.querySelector(".site-header").append(muteSwitch());
 startMyGames(document.getElementById("notify"));
+startChallenges(document.getElementById("challenges"));
 window.addEventListener("hashchange", route);
 live.on("token_refused", ({ message }) => {
   session.set(null);
   forgetMyGames();
+  forgetChallenges();
   toast(`Signed out: ${message}`, "error");
   // A ban (or a removal) says why, and stays on the page until dismissed.
   if (/^banned/i.test(message)) announce(`You were signed out: ${message}`, "error");
@@ -95,6 +98,7 @@ session.load().then(() => {
   session.subscribe((next) => {
     if ((next && next.id) !== (user && user.id)) {
       forgetMyGames();
+      forgetChallenges();
       live.restart();
     }
     user = next;

@@ -2,16 +2,20 @@
 // stay watched in the background (the server counts a watched seat as attended), and the user is
 // told, wherever they are in the client, when a game of theirs starts and when it becomes their
 // move while they look at another page (and when it ends): a sound, a flag in the window title
-// and a banner with a link to the table.
+// and a banner with a link to the table. "Your move" is told once per game until the user comes
+// back to its table: an opponent moving again meanwhile adds nothing. A game the user asked for
+// (a quick-pairing seek, a challenge: `expectGame`) takes them to its table instead.
 
 import { flagTitle, h, mount } from "./dom.js";
 import { live } from "./live.js";
 import { describeOutcomeFor } from "./notation.js";
 import { play } from "./sound.js";
 
-/** table id -> {table, game, colour, opponent, turn, ply, release} */
+/** table id -> {table, game, colour, opponent, turn, ply, release, told} (`told`: the game's
+ * "your move" was announced and its table not visited since) */
 const games = new Map();
 const listeners = new Set();
+const expected = new Set(); // predicates on `your_game`: a game the user asked for
 let bar = null;
 let shown = null; // {table, key} of the banner on screen
 
@@ -24,6 +28,15 @@ export function myGames() {
 export function onMyGames(fn) {
   listeners.add(fn);
   return () => listeners.delete(fn);
+}
+
+/**
+ * Take the user to the table of the next game that `match(your_game)` says they asked for (a
+ * seek, a challenge), instead of announcing it; returns a function that stops expecting.
+ */
+export function expectGame(match) {
+  expected.add(match);
+  return () => expected.delete(match);
 }
 
 function changed() {
@@ -49,9 +62,10 @@ function follow(table, info) {
   let entry = games.get(table);
   if (!entry) {
     const release = live.watchTable(table, () => {}, { quiet: true });
-    entry = { table, release };
+    entry = { table, release, told: false };
     games.set(table, entry);
   }
+  if (info.game !== undefined && info.game !== entry.game) entry.told = false;
   Object.assign(entry, info);
   changed();
   return entry;
@@ -99,7 +113,9 @@ function onMessage(message) {
         turn: "black",
         ply: 0,
       });
-      if (fresh && tableOnScreen() !== message.table) {
+      if (fresh && [...expected].some((match) => match(message))) {
+        if (tableOnScreen() !== message.table) location.hash = `#/table/${message.table}`;
+      } else if (fresh && tableOnScreen() !== message.table) {
         const against = message.opponent ? ` against ${message.opponent.name}` : "";
         tell(message.table, `game-${message.game}`, `Your game${against} has started.`, "start");
       }
@@ -117,7 +133,9 @@ function onMessage(message) {
       if (!entry || entry.game !== message.game || message.ply <= (entry.ply ?? -1)) return;
       entry.ply = message.ply;
       entry.turn = message.turn;
-      if (message.turn === entry.colour && tableOnScreen() !== entry.table) {
+      changed();
+      if (message.turn === entry.colour && tableOnScreen() !== entry.table && !entry.told) {
+        entry.told = true;
         tell(entry.table, `move-${entry.game}-${entry.ply}`, "It is your move.", "notice");
       }
       break;
@@ -210,7 +228,9 @@ export function startMyGames(element) {
   live.on("*", onMessage);
   // Coming to the table the banner points at answers it.
   window.addEventListener("hashchange", () => {
-    if (shown && shown.table !== null && tableOnScreen() === shown.table) hideBanner();
+    const onScreen = tableOnScreen();
+    if (games.has(onScreen)) games.get(onScreen).told = false;
+    if (shown && shown.table !== null && onScreen === shown.table) hideBanner();
   });
 }
 

@@ -1,11 +1,15 @@
 // A player's page: their ratings and rating history, their record per variant and their
-// recent games.
+// recent games; a Challenge button for a registered visitor (not on their own page, nor for the
+// computer).
 
 import { api, query } from "./api.js";
 import { formatDate, h, mount, setTitle } from "./dom.js";
 import { variantName } from "./notation.js";
 import { gameRow, gamesTable } from "./archive.js";
+import { openChallengeDialog } from "./challenges.js";
+import { mayChallenge } from "./online.js";
 import { categoryName, ratingChart, ratingText } from "./ratings.js";
+import { session } from "./session.js";
 
 const PAGE_SIZE = 30;
 
@@ -54,14 +58,31 @@ export async function render(main, { name }) {
     }
   }
   more.addEventListener("click", load);
+  const challenge = h("button", {
+    type: "button",
+    class: "primary",
+    hidden: true,
+    onClick: () => openChallengeDialog({ name: profile.name, kind: profile.kind }),
+    text: "Challenge",
+  });
+  // The profile has no id: the signed-in user is told apart by name (names ignore case).
+  const stopUser = session.subscribe((user) => {
+    const self = Boolean(user && user.name.toLowerCase() === profile.name.toLowerCase());
+    challenge.hidden = self || !mayChallenge({ id: null, kind: profile.kind });
+  });
 
   mount(
     main,
     h(
-      "h1",
-      {},
-      profile.name,
-      profile.kind === "guest" ? h("span", { class: "muted", text: " (guest)" }) : null,
+      "div",
+      { class: "toolbar" },
+      h(
+        "h1",
+        {},
+        profile.name,
+        profile.kind === "guest" ? h("span", { class: "muted", text: " (guest)" }) : null,
+      ),
+      challenge,
     ),
     h(
       "p",
@@ -114,7 +135,7 @@ export async function render(main, { name }) {
     more,
   );
   await load();
-  return null;
+  return stopUser;
 }
 
 /** The player's ratings per variant and category, then one history chart per rating. */

@@ -1,5 +1,6 @@
 // Short synthesized sounds (Web Audio, no files): a move, a capture, a game's start and end, low
-// time and "your game / your move" notices. Muted by the switch in the header (prefs.muted).
+// time, "your game / your move" notices and a challenge. Muted by the switch in the header
+// (prefs.muted).
 // Each sound played is also announced as a `checkers:sound` event on window (detail: its kind).
 
 import { h } from "./dom.js";
@@ -41,6 +42,16 @@ const SOUNDS = {
     ],
     wave: "square",
     volume: 0.1,
+  },
+  challenge: {
+    notes: [
+      [587, 0, 0.08],
+      [784, 0.1, 0.08],
+      [587, 0.2, 0.08],
+      [784, 0.3, 0.14],
+    ],
+    wave: "triangle",
+    volume: 0.3,
   },
   notice: {
     notes: [
