@@ -48,7 +48,7 @@ class OnlinePlayer(SeatedPlayerPublic):
     """A player seated in the room, with their rating in that table's category."""
 
     kind: Literal["registered", "guest", "imported", "ai"]  # only "registered" has a rating
-    table: int  # a table of the room where they sit (the lowest-numbered)
+    table: int | None  # their lowest-numbered public table here; None: private tables only
 
 
 class RoomOnline(BaseModel):

@@ -103,10 +103,11 @@ async def banned_at(db: Executor, instance: str) -> list[tuple[int, str]]:
 
 async def seated_in_room(
     db: Executor, room_id: int, instances: Collection[str]
-) -> list[tuple[int, str, int, tuple[Any, ...]]]:
+) -> list[tuple[int, str, int | None, tuple[Any, ...]]]:
     """(user, name, table, rating) for each player seated at a table of the room that is not
     closed and connected to one of these instances, by name: the table is the lowest-numbered
-    of theirs there, and the rating is the account's kind and its rating row in that table's
+    of their public ones there (None when they sit at private tables only: those are not
+    shown to others), and the rating is the account's kind and its rating row in that table's
     variant and category (rating, rd, volatility, last_game_at; null without one)."""
     seat = or_(GameTable.owner_id == User.id, GameTable.guest_id == User.id)
     rows = await db.execute(
@@ -114,6 +115,7 @@ async def seated_in_room(
             User.id,
             User.name,
             GameTable.id,
+            GameTable.is_private,
             User.kind,
             Rating.rating,
             Rating.rd,
@@ -129,9 +131,9 @@ async def seated_in_room(
             .where(Presence.user_id == User.id, Presence.instance.in_(instances))
             .exists(),
         )
-        .order_by(User.name, User.id, GameTable.id)
+        .order_by(User.name, User.id, GameTable.is_private, GameTable.id)
     )
-    seated: dict[int, tuple[int, str, int, tuple[Any, ...]]] = {}
-    for user_id, name, table_id, *rating in rows.all():
-        seated.setdefault(user_id, (user_id, name, table_id, tuple(rating)))
+    seated: dict[int, tuple[int, str, int | None, tuple[Any, ...]]] = {}
+    for user_id, name, table_id, private, *rating in rows.all():
+        seated.setdefault(user_id, (user_id, name, None if private else table_id, tuple(rating)))
     return list(seated.values())

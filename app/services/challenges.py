@@ -83,6 +83,8 @@ async def make(
             raise PlayError("not_found", f"no player {dest_name!r}")
         if dest.id == user.id:
             raise PlayError("bad_message", "you cannot challenge yourself")
+        if dest.kind == "ai":  # it would never answer: its games start at once instead
+            raise PlayError("bad_message", "the computer takes no challenges: play it with play_ai")
         if rated:
             await ratings.check_may_play_rated(session, user.id)
             await ratings.check_may_play_rated(session, dest.id)

@@ -92,6 +92,10 @@ async def test_bad_challenges_are_refused_with_a_reason(server: Served) -> None:
         assert (await a.error())["code"] == "rated_needs_account"
         await a.send(type="challenge_decline", challenge=1, reason="because", ref=4)
         assert (await a.error())["code"] == "bad_message"
+        # The computer never answers a challenge: its games start at once with play_ai.
+        await a.send(type="challenge", user="AI level 3", ref=5)
+        refused = await a.error()
+        assert refused["code"] == "bad_message" and "play_ai" in refused["message"]
 
 
 async def test_rest_challenges_in_lichess_shape_and_two_acceptances_start_one_game(

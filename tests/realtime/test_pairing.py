@@ -126,6 +126,11 @@ async def test_a_room_lists_its_seated_connected_players(server: Served) -> None
                 assert kims["players"][0]["rating"] == 1612
             other = (await http.get("/api/rooms/english-blitz/online")).json()
             assert other["count"] == 0
+            # A player at a private table is online, but the table is not shown to others.
+            await b.send(type="open", room="english-blitz", private=True)
+            await b.expect("table")
+            other = (await http.get("/api/rooms/english-blitz/online")).json()
+            assert [(p["id"], p["table"]) for p in other["players"]] == [(b.user_id, None)]
         for _ in range(100):
             online = (await http.get("/api/rooms/english-casual/online")).json()
             if online["count"] == 0:

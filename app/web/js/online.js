@@ -79,11 +79,13 @@ export function onlinePanel(selectedSlug) {
             }),
             ratingBadge(player),
             " ",
-            h("a", {
-              class: "muted small",
-              href: `#/table/${player.table}`,
-              text: `table ${player.table}`,
-            }),
+            player.table == null
+              ? h("span", { class: "muted small", text: "at a private table" })
+              : h("a", {
+                  class: "muted small",
+                  href: `#/table/${player.table}`,
+                  text: `table ${player.table}`,
+                }),
             mayChallenge(player)
               ? h("button", {
                   type: "button",
