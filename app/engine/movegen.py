@@ -16,6 +16,7 @@ from app.rules.board import (
     DOWN_RIGHT,
     EVEN_NOT_RIGHT,
     EVEN_ROWS,
+    FULL,
     JUMPS,
     KING_KIND,
     ODD_NOT_LEFT,
@@ -24,7 +25,7 @@ from app.rules.board import (
     UP_LEFT,
     UP_RIGHT,
 )
-from app.rules.variants import InternalMove, _short_jumps
+from app.rules.variants import InternalMove, _distinct_captures, _flying_jumps, _short_jumps
 
 # A jump covers two rows, so its landing square is always 7 or 9 indices away; the jumped square
 # is 3, 4 or 5 away depending on the row's parity. Sources that have a jump in a direction:
@@ -57,11 +58,13 @@ def jumpers(down: int, up: int, opp: int, empty: int) -> int:
     return found
 
 
-def _step_tables(
-    directions: tuple[int, int],
-) -> tuple[tuple[int, int, int, int, tuple[InternalMove, ...]], ...]:
+_MoveBytes = tuple[tuple[tuple[InternalMove, ...], ...], ...]
+
+
+def _step_tables(directions: tuple[int, int]) -> tuple[tuple[int, int, int, int, _MoveBytes], ...]:
     """For each direction: the two (source mask, shift) pairs that move a set of pieces one
-    square that way, and the move to each target square."""
+    square that way, and for each byte of the target squares and each value of it, the moves
+    that land there (so a direction's moves are four lookups, not a loop over targets)."""
     out = []
     for direction in directions:
         by_shift: dict[int, int] = {}
@@ -72,32 +75,56 @@ def _step_tables(
                 by_shift[ray[0] - i] = by_shift.get(ray[0] - i, 0) | 1 << i
                 moves[ray[0]] = ((i, ray[0]), 0)
         (shift1, mask1), (shift2, mask2) = sorted(by_shift.items())
-        out.append((mask1, abs(shift1), mask2, abs(shift2), tuple(moves)))
+        by_byte = tuple(
+            tuple(tuple(moves[8 * k + b] for b in range(8) if v >> b & 1) for v in range(256))
+            for k in range(4)
+        )
+        out.append((mask1, abs(shift1), mask2, abs(shift2), by_byte))
     return tuple(out)
 
 
-_DOWN_STEPS: Final = _step_tables((DOWN_LEFT, DOWN_RIGHT))
-_UP_STEPS: Final = _step_tables((UP_LEFT, UP_RIGHT))
+(
+    (_DL_MASK1, _DL_SHIFT1, _DL_MASK2, _DL_SHIFT2, (_DL0, _DL1, _DL2, _DL3)),
+    (_DR_MASK1, _DR_SHIFT1, _DR_MASK2, _DR_SHIFT2, (_DR0, _DR1, _DR2, _DR3)),
+) = _step_tables((DOWN_LEFT, DOWN_RIGHT))
+(
+    (_UL_MASK1, _UL_SHIFT1, _UL_MASK2, _UL_SHIFT2, (_UL0, _UL1, _UL2, _UL3)),
+    (_UR_MASK1, _UR_SHIFT1, _UR_MASK2, _UR_SHIFT2, (_UR0, _UR1, _UR2, _UR3)),
+) = _step_tables((UP_LEFT, UP_RIGHT))
 
 
 def quiet_moves(down: int, up: int, empty: int) -> list[InternalMove]:
     """One-square steps of ``down`` pieces (towards 32) and ``up`` pieces, found by shifts a
-    direction at a time."""
-    out = []
+    direction at a time: down-left, down-right, up-left, up-right, each by target square."""
     if down:
-        for mask1, shift1, mask2, shift2, table in _DOWN_STEPS:
-            targets = ((down & mask1) << shift1 | (down & mask2) << shift2) & empty
-            while targets:
-                low = targets & -targets
-                targets ^= low
-                out.append(table[low.bit_length() - 1])
-    if up:
-        for mask1, shift1, mask2, shift2, table in _UP_STEPS:
-            targets = ((up & mask1) >> shift1 | (up & mask2) >> shift2) & empty
-            while targets:
-                low = targets & -targets
-                targets ^= low
-                out.append(table[low.bit_length() - 1])
+        left = ((down & _DL_MASK1) << _DL_SHIFT1 | (down & _DL_MASK2) << _DL_SHIFT2) & empty
+        right = ((down & _DR_MASK1) << _DR_SHIFT1 | (down & _DR_MASK2) << _DR_SHIFT2) & empty
+        out = [
+            *_DL0[left & 255],
+            *_DL1[left >> 8 & 255],
+            *_DL2[left >> 16 & 255],
+            *_DL3[left >> 24],
+            *_DR0[right & 255],
+            *_DR1[right >> 8 & 255],
+            *_DR2[right >> 16 & 255],
+            *_DR3[right >> 24],
+        ]
+        if not up:
+            return out
+    else:
+        out = []
+    left = ((up & _UL_MASK1) >> _UL_SHIFT1 | (up & _UL_MASK2) >> _UL_SHIFT2) & empty
+    right = ((up & _UR_MASK1) >> _UR_SHIFT1 | (up & _UR_MASK2) >> _UR_SHIFT2) & empty
+    out += (
+        *_UL0[left & 255],
+        *_UL1[left >> 8 & 255],
+        *_UL2[left >> 16 & 255],
+        *_UL3[left >> 24],
+        *_UR0[right & 255],
+        *_UR1[right >> 8 & 255],
+        *_UR2[right >> 16 & 255],
+        *_UR3[right >> 24],
+    )
     return out
 
 
@@ -172,4 +199,70 @@ def english_captures(
                         break
                 else:
                     out.append(single)
+    return out
+
+
+def _ray_tables(direction: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """For each square: the mask of the diagonal from it in ``direction``, and for each
+    square the bit of the next one that way (0 off the board)."""
+    rays = tuple(sum(1 << j for j in RAYS[direction][i]) for i in range(32))
+    beyond = tuple(1 << RAYS[direction][i][0] if RAYS[direction][i] else 0 for i in range(32))
+    return rays, beyond
+
+
+_UL_RAY, _UL_BEYOND = _ray_tables(UP_LEFT)
+_UR_RAY, _UR_BEYOND = _ray_tables(UP_RIGHT)
+_DL_RAY, _DL_BEYOND = _ray_tables(DOWN_LEFT)
+_DR_RAY, _DR_BEYOND = _ray_tables(DOWN_RIGHT)
+
+
+def flying_capturers(kings: int, opp: int, empty: int) -> int:
+    """The flying kings that can capture now: along each diagonal, the first piece met is an
+    opponent's with an empty square behind it (found by ray masks, not square by square)."""
+    found = 0
+    occupied = FULL ^ empty
+    pieces = kings
+    while pieces:
+        low = pieces & -pieces
+        pieces ^= low
+        i = low.bit_length() - 1
+        # Up the board the nearest piece is the highest bit; down it is the lowest.
+        met = _UL_RAY[i] & occupied
+        if met:
+            j = met.bit_length() - 1
+            if opp >> j & 1 and empty & _UL_BEYOND[j]:
+                found |= low
+                continue
+        met = _UR_RAY[i] & occupied
+        if met:
+            j = met.bit_length() - 1
+            if opp >> j & 1 and empty & _UR_BEYOND[j]:
+                found |= low
+                continue
+        met = _DL_RAY[i] & occupied
+        if met:
+            j = (met & -met).bit_length() - 1
+            if opp >> j & 1 and empty & _DL_BEYOND[j]:
+                found |= low
+                continue
+        met = _DR_RAY[i] & occupied
+        if met:
+            j = (met & -met).bit_length() - 1
+            if opp >> j & 1 and empty & _DR_BEYOND[j]:
+                found |= low
+    return found
+
+
+def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[InternalMove]:
+    """Every pool capture, in the rules' form and order: the men's of ``jumping`` (as
+    ``jumpers`` found them; a pool man jumps like a short king and goes on past the crowning
+    row), then the flying kings' of ``flying`` (as ``flying_capturers`` found them)."""
+    out = english_captures(jumping, 0, 0, opp, empty, False) if jumping else []
+    while flying:
+        low = flying & -flying
+        flying ^= low
+        i = low.bit_length() - 1
+        found: list[InternalMove] = []
+        _flying_jumps(i, opp, empty | low, (i,), 0, found)
+        out.extend(_distinct_captures(found) if len(found) > 1 else found)
     return out

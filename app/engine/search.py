@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 from app.engine.book import book_move
 from app.engine.evaluate import Evaluator, make_evaluator
-from app.engine.movegen import can_step, english_captures, jumpers, quiet_moves
+from app.engine.movegen import (
+    can_step,
+    english_captures,
+    flying_capturers,
+    jumpers,
+    pool_captures,
+    quiet_moves,
+)
 from app.rules.board import (
     CROWN_ROW,
     EVEN_NOT_RIGHT,
@@ -30,12 +37,7 @@ from app.rules.board import (
     Color,
 )
 from app.rules.position import Position
-from app.rules.variants import (
-    InternalMove,
-    Variant,
-    _flying_capture_exists,
-    _short_jumpers,
-)
+from app.rules.variants import InternalMove, Variant
 
 Node = tuple[int, int, int, int, bool]
 
@@ -183,13 +185,15 @@ class Searcher:
         ply: int,
         moves: list[InternalMove] | None = None,
         jumping: int = 0,
+        flying: int = 0,
     ) -> int:
         """The value of a node whose children are leaves: a node with a capture pending (in
         quiescence: every capture may be chosen, they are compulsory, so there is no standing
         pat), or, given its ``moves``, a node one ply above the search's horizon.
 
         Each child is looked up in the leaf cache or evaluated here without a call of its own,
-        unless it has a capture pending, which is played out by calling this again. The best
+        unless it has a capture pending, which is played out by calling this again (with the
+        pieces that can capture: ``jumping`` short jumpers, ``flying`` pool kings). The best
         move is left in ``frontier_move``.
         """
         if moves is None:
@@ -198,10 +202,12 @@ class Searcher:
                 self._check()
             opp = opp_men | opp_kings
             empty = FULL ^ (men | kings | opp)
-            if jumping:
+            if not (jumping or flying):
+                moves = self.captures(men, kings, opp, empty, black)
+            elif self.english:
                 moves = english_captures(jumping, men, kings, opp, empty, black)
             else:
-                moves = self.captures(men, kings, opp, empty, black)
+                moves = pool_captures(jumping, flying, opp, empty)
             if not moves:  # only at the root's first iteration: children are evaluated here
                 if black:
                     down, up = men | kings, kings
@@ -217,7 +223,6 @@ class Searcher:
         crown = _BLACK_CROWN if black else _WHITE_CROWN
         nb = not black
         english = self.english
-        short_jumpers = _short_jumpers
         evaluate = self.evaluate_black
         path_set = self.path
         best = -INFINITE
@@ -268,16 +273,28 @@ class Searcher:
                         0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
                         | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
                     )
+                flying = 0
             else:
-                pending = (om and short_jumpers(om, om, mine, empty)) or (
-                    ok and _flying_capture_exists(ok, mine, empty)
-                )
-            if pending:
+                # The same for pool's men, which jump both ways, and its flying kings.
+                pending = 0
+                if om:
+                    shifted = mine >> 4
+                    pending = om & (
+                        0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
+                        | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
+                    )
+                    shifted = mine << 4
+                    pending |= om & (
+                        0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
+                        | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
+                    )
+                flying = flying_capturers(ok, mine, empty) if ok else 0
+            if pending or flying:
                 if ply + 1 >= MAX_PLY:
                     score = 0
                 else:
                     score = -self.quiesce(
-                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending if english else 0
+                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying
                     )
             else:
                 self.nodes += 1
@@ -362,8 +379,11 @@ class Searcher:
             else:
                 moves = quiet_moves(down, up, empty)
         else:
-            moves = self.captures(men, kings, opp, empty, black)
-            if not moves:
+            jumping = jumpers(men, men, opp, empty) if men else 0
+            flying = flying_capturers(kings, opp, empty) if kings else 0
+            if jumping or flying:
+                moves = pool_captures(jumping, flying, opp, empty)
+            else:
                 moves = quiet_moves(men, 0, empty) if black else quiet_moves(0, men, empty)
                 if kings:
                     moves += self.steps(0, kings, empty, black)
