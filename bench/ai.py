@@ -349,11 +349,11 @@ def agreement(limit: int, movetime: int, workers: int, depth: int | None = None)
             results = pool.map(agree_one, jobs, chunksize=1)
         engine = sum(r[0] for r in results)
         base = sum(r[1] for r in results)
-        depth = statistics.median(r[2] for r in results)
+        deep = statistics.median(r[2] for r in results)
         nps = statistics.median(r[3] for r in results)
         print(
             f"{name:28} {len(results):4} of {len(positions):4} positions: engine "
-            f"{100 * engine / len(results):.0f}% (median depth {depth}, {nps:,.0f} nodes/s), "
+            f"{100 * engine / len(results):.0f}% (median depth {deep}, {nps:,.0f} nodes/s), "
             f"baseline {100 * base / len(results):.0f}%"
         )
 
