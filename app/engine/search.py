@@ -29,11 +29,7 @@ from app.engine.movegen import (
 )
 from app.rules.board import (
     CROWN_ROW,
-    EVEN_NOT_RIGHT,
-    EVEN_ROWS,
     FULL,
-    ODD_NOT_LEFT,
-    ODD_ROWS,
     Color,
 )
 from app.rules.position import Position
@@ -252,43 +248,36 @@ class Searcher:
             else:
                 om, ok = opp_men, opp_kings
             mine = m | k
-            empty = FULL ^ (mine | om | ok)
-            if nb:
-                down, up = om | ok, ok
-            else:
-                down, up = ok, om | ok
+            theirs = om | ok
+            empty = FULL ^ (mine | theirs)
+            # Does the child's side to move have a capture pending? (movegen.jumpers written
+            # out: this runs at every leaf.) Black's men jump and step towards 32, White's
+            # away from it; pool's men jump both ways, its flying kings are looked at apart.
+            # The row masks are written as numbers: EVEN_ROWS 0x0F0F0F0F, ODD_ROWS
+            # 0xF0F0F0F0, EVEN_NOT_RIGHT 0x07070707, ODD_NOT_LEFT 0xE0E0E0E0.
+            flying = 0
             if english:
-                # movegen.jumpers written out (this runs at every leaf): the child's side
-                # to move has a capture pending.
-                pending = 0
-                if down:
-                    shifted = mine >> 4
-                    pending = down & (
-                        0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
-                        | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
-                    )
-                if up:
-                    shifted = mine << 4
-                    pending |= up & (
-                        0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
-                        | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
-                    )
-                flying = 0
+                if nb:
+                    down, up = theirs, ok
+                else:
+                    down, up = ok, theirs
             else:
-                # The same for pool's men, which jump both ways, and its flying kings.
-                pending = 0
-                if om:
-                    shifted = mine >> 4
-                    pending = om & (
-                        0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
-                        | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
-                    )
-                    shifted = mine << 4
-                    pending |= om & (
-                        0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
-                        | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
-                    )
-                flying = flying_capturers(ok, mine, empty) if ok else 0
+                down = up = om
+                if ok:
+                    flying = flying_capturers(ok, mine, empty)
+            pending = 0
+            if down:
+                shifted = mine >> 4
+                pending = down & (
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | mine >> 3 & 0xF0F0F0F0)
+                    | 0x00777777 & empty >> 9 & (mine >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+            if up:
+                shifted = mine << 4
+                pending |= up & (
+                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | mine << 5 & 0xF0F0F0F0)
+                    | 0x77777700 & empty << 7 & (mine << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
             if pending or flying:
                 if ply + 1 >= MAX_PLY:
                     score = 0
@@ -300,21 +289,16 @@ class Searcher:
                 self.nodes += 1
                 if self.nodes >= self.next_check:
                     self._check()
+                # Without a capture, the side to move has lost if it has no step either:
+                # pieces going down step 4 squares on, or 3 (odd rows but the left edge), or
+                # 5 (even rows but the right edge); going up, the same back.
+                if nb:
+                    down, up = theirs, ok
+                else:
+                    down, up = ok, theirs
                 if not (
-                    (
-                        (down & EVEN_ROWS) << 4
-                        | (down & ODD_NOT_LEFT) << 3
-                        | (down & EVEN_NOT_RIGHT) << 5
-                        | (down & ODD_ROWS) << 4
-                    )
-                    & empty
-                    or (
-                        (up & EVEN_ROWS) >> 4
-                        | (up & ODD_NOT_LEFT) >> 5
-                        | (up & EVEN_NOT_RIGHT) >> 3
-                        | (up & ODD_ROWS) >> 4
-                    )
-                    & empty
+                    (down << 4 | (down & 0xE0E0E0E0) << 3 | (down & 0x07070707) << 5) & empty
+                    or (up >> 4 | (up & 0xE0E0E0E0) >> 5 | (up & 0x07070707) >> 3) & empty
                 ):
                     score = lost
                 elif black:
