@@ -172,27 +172,31 @@ def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
 
         return simple_score
 
-    flat = tuple(tuple(table for group in phase for table in group) for phase in tables)
-    black_blocked, white_blocked = _blocked_tables(_BLACK_CONE), _blocked_tables(_WHITE_CONE)
-    r0, r1, r2, r3 = _byte_table(
+    men_tables = tuple((*a, *b) for a, b, _, _ in tables)
+    king_tables = tuple((*c, *d) for _, _, c, d in tables)
+    # Only men on the far half can be runaways, and only pieces further on can stop them:
+    # Black's candidates are on squares 13-28, stopped by White's pieces on 17-32 (the upper
+    # two bytes); White's on 5-20, stopped by Black's on 1-16 (the lower two bytes).
+    _, _, bb2, bb3 = _blocked_tables(_BLACK_CONE)
+    wb0, wb1, _, _ = _blocked_tables(_WHITE_CONE)
+    _, r1, r2, r3 = _byte_table(
         [_RUNAWAY[i >> 2] if _BLACK_HALF >> i & 1 else 0 for i in range(32)]
     )
-    s0, s1, s2, s3 = _byte_table(
+    s0, s1, s2, _ = _byte_table(
         [_RUNAWAY[7 - (i >> 2)] if _WHITE_HALF >> i & 1 else 0 for i in range(32)]
     )
-    bb0, bb1, bb2, bb3 = black_blocked
-    wb0, wb1, wb2, wb3 = white_blocked
 
     def black_score(bm: int, bk: int, wm: int, wk: int) -> int:
         nbm, nbk, nwm, nwk = bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count()
         total = nbm + nbk + nwm + nwk
-        a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3 = flat[phase_of[total]]
         score = MAN * (nbm - nwm) + king * (nbk - nwk)
         # Trading down when ahead: the same lead weighs more on an emptier board.
         if score > 0:
             score += score * (24 - total) // 48
         elif score < 0:
             score -= -score * (24 - total) // 48
+        phase = phase_of[total]
+        a0, a1, a2, a3, b0, b1, b2, b3 = men_tables[phase]
         score += (
             a0[bm & 255]
             + a1[bm >> 8 & 255]
@@ -203,27 +207,29 @@ def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
             - b2[wm >> 16 & 255]
             - b3[wm >> 24]
         )
-        if bk:
-            score += c0[bk & 255] + c1[bk >> 8 & 255] + c2[bk >> 16 & 255] + c3[bk >> 24]
-            # Once the opponent has a king, the back rank guards nothing: undo its bonus.
-            score += (wm & 0xF0000000).bit_count() * 8
-        if wk:
-            score -= d0[wk & 255] + d1[wk >> 8 & 255] + d2[wk >> 16 & 255] + d3[wk >> 24]
-            score -= (bm & 0xF).bit_count() * 8
+        if bk or wk:
+            c0, c1, c2, c3, d0, d1, d2, d3 = king_tables[phase]
+            if bk:
+                score += c0[bk & 255] + c1[bk >> 8 & 255] + c2[bk >> 16 & 255] + c3[bk >> 24]
+                # Once the opponent has a king, the back rank guards nothing: undo its bonus.
+                score += (wm & 0xF0000000).bit_count() * 8
+            if wk:
+                score -= d0[wk & 255] + d1[wk >> 8 & 255] + d2[wk >> 16 & 255] + d3[wk >> 24]
+                score -= (bm & 0xF).bit_count() * 8
         # Runaway men: those no opposing piece stands in front of (in the cone of squares on
         # the way to the crowning row), found a byte of the opponent's pieces at a time.
-        white = wm | wk
-        free = bm & ~(
-            bb0[white & 255] | bb1[white >> 8 & 255] | bb2[white >> 16 & 255] | bb3[white >> 24]
-        )
+        free = bm & _BLACK_HALF
         if free:
-            score += r0[free & 255] + r1[free >> 8 & 255] + r2[free >> 16 & 255] + r3[free >> 24]
-        black = bm | bk
-        free = wm & ~(
-            wb0[black & 255] | wb1[black >> 8 & 255] | wb2[black >> 16 & 255] | wb3[black >> 24]
-        )
+            white = wm | wk
+            free &= ~(bb2[white >> 16 & 255] | bb3[white >> 24])
+            if free:
+                score += r1[free >> 8 & 255] + r2[free >> 16 & 255] + r3[free >> 24]
+        free = wm & _WHITE_HALF
         if free:
-            score -= s0[free & 255] + s1[free >> 8 & 255] + s2[free >> 16 & 255] + s3[free >> 24]
+            black = bm | bk
+            free &= ~(wb0[black & 255] | wb1[black >> 8 & 255])
+            if free:
+                score -= s0[free & 255] + s1[free >> 8 & 255] + s2[free >> 16 & 255]
         return score
 
     return black_score

@@ -164,6 +164,8 @@ def _jump_tables() -> tuple[tuple[_JumpRow, ...], ...]:
 
 
 _JUMPS: Final = _jump_tables()
+_KING_JUMPS: Final = _JUMPS[KING_KIND]
+_KING_RULES_JUMPS: Final = JUMPS[KING_KIND]
 _BLACK_CROWN: Final = 0xF0000000
 _WHITE_CROWN: Final = 0x0000000F
 
@@ -174,18 +176,18 @@ def english_captures(
     """Every English capture of the ``jumping`` pieces (as ``jumpers`` found them), in the
     rules' form: a jump that cannot go on is a shared tuple, a longer one is the rules'."""
     out: list[InternalMove] = []
+    if black:
+        man_table, man_rules_table, man_stop = _JUMPS[1], JUMPS[1], _BLACK_CROWN
+    else:
+        man_table, man_rules_table, man_stop = _JUMPS[0], JUMPS[0], _WHITE_CROWN
     while jumping:
         low = jumping & -jumping
         jumping ^= low
         i = low.bit_length() - 1
         if men & low:
-            table = _JUMPS[1 if black else 0]
-            rules_table = JUMPS[1 if black else 0]
-            stop = _BLACK_CROWN if black else _WHITE_CROWN
+            table, rules_table, stop = man_table, man_rules_table, man_stop
         else:
-            table = _JUMPS[KING_KIND]
-            rules_table = JUMPS[KING_KIND]
-            stop = 0
+            table, rules_table, stop = _KING_JUMPS, _KING_RULES_JUMPS, 0
         space = empty | low
         for over, land, j, single in table[i]:
             if opp & over and space & land:

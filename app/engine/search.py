@@ -23,7 +23,6 @@ from app.engine.movegen import (
     can_step,
     english_captures,
     flying_capturers,
-    jumpers,
     pool_captures,
     quiet_moves,
 )
@@ -187,10 +186,10 @@ class Searcher:
         quiescence: every capture may be chosen, they are compulsory, so there is no standing
         pat), or, given its ``moves``, a node one ply above the search's horizon.
 
-        Each child is looked up in the leaf cache or evaluated here without a call of its own,
-        unless it has a capture pending, which is played out by calling this again (with the
-        pieces that can capture: ``jumping`` short jumpers, ``flying`` pool kings). The best
-        move is left in ``frontier_move``.
+        Each child is evaluated here without a call of its own, unless it has a capture
+        pending, which is played out by calling this again (with the pieces that can capture:
+        ``jumping`` short jumpers, ``flying`` pool kings). The best move is left in
+        ``frontier_move``.
         """
         if moves is None:
             self.nodes += 1
@@ -224,6 +223,8 @@ class Searcher:
         best = -INFINITE
         best_move: InternalMove | None = None
         lost = WIN - ply - 1
+        # The node count is kept in a local between the calls that need it in ``self``.
+        nodes, next_check = self.nodes, self.next_check
         for move in moves:
             path, captured = move
             source, target = 1 << path[0], 1 << path[-1]
@@ -282,13 +283,17 @@ class Searcher:
                 if ply + 1 >= MAX_PLY:
                     score = 0
                 else:
+                    self.nodes = nodes
                     score = -self.quiesce(
                         om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying
                     )
+                    nodes, next_check = self.nodes, self.next_check
             else:
-                self.nodes += 1
-                if self.nodes >= self.next_check:
+                nodes += 1
+                if nodes >= next_check:
+                    self.nodes = nodes
                     self._check()
+                    next_check = self.next_check
                 # Without a capture, the side to move has lost if it has no step either:
                 # pieces going down step 4 squares on, or 3 (odd rows but the left edge), or
                 # 5 (even rows but the right edge); going up, the same back.
@@ -311,6 +316,7 @@ class Searcher:
                     alpha = score
                     if alpha >= beta:
                         break
+        self.nodes = nodes
         self.frontier_move = best_move
         return best
 
@@ -331,25 +337,25 @@ class Searcher:
         self.nodes += 1
         if self.nodes >= self.next_check:
             self._check()
-        node = (men, kings, opp_men, opp_kings, black)
         # One ply above the horizon the table is not worth its cost: the children are evaluated
         # in the loop anyway.
-        entry = self.tt.get(node) if depth > 1 else None
         tt_move = None
-        if entry is not None:
-            entry_depth, flag, score, tt_move = entry
-            if entry_depth >= depth:
-                if score > _WON:
-                    score -= ply
-                elif score < -_WON:
-                    score += ply
-                if flag == _EXACT:
-                    return score
-                if flag == _LOWER:
-                    if score >= beta:
+        if depth > 1:
+            entry = self.tt.get((men, kings, opp_men, opp_kings, black))
+            if entry is not None:
+                entry_depth, flag, score, tt_move = entry
+                if entry_depth >= depth:
+                    if score > _WON:
+                        score -= ply
+                    elif score < -_WON:
+                        score += ply
+                    if flag == _EXACT:
                         return score
-                elif score <= alpha:
-                    return score
+                    if flag == _LOWER:
+                        if score >= beta:
+                            return score
+                    elif score <= alpha:
+                        return score
         opp = opp_men | opp_kings
         empty = FULL ^ (men | kings | opp)
         if self.english:
@@ -357,13 +363,37 @@ class Searcher:
                 down, up = men | kings, kings
             else:
                 down, up = kings, men | kings
-            jumping = jumpers(down, up, opp, empty)
+            # movegen.jumpers written out, with the row masks as numbers (see quiesce).
+            jumping = 0
+            if down:
+                shifted = opp >> 4
+                jumping = down & (
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+            if up:
+                shifted = opp << 4
+                jumping |= up & (
+                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
+                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
             if jumping:
                 moves = english_captures(jumping, men, kings, opp, empty, black)
             else:
                 moves = quiet_moves(down, up, empty)
         else:
-            jumping = jumpers(men, men, opp, empty) if men else 0
+            jumping = 0
+            if men:  # as above, the men jumping both ways
+                shifted = opp >> 4
+                jumping = men & (
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+                shifted = opp << 4
+                jumping |= men & (
+                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
+                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
             flying = flying_capturers(kings, opp, empty) if kings else 0
             if jumping or flying:
                 moves = pool_captures(jumping, flying, opp, empty)
@@ -380,90 +410,98 @@ class Searcher:
             if capture:
                 moves.sort(key=_captured_count, reverse=True)
             else:
-                killer1, killer2 = self.killers[ply]
+                killers = self.killers[ply]
                 if depth > 1:
                     moves.sort(
                         key=(self.history_black if black else self.history_white).__getitem__,
                         reverse=True,
                     )
-                    if killer2 is not None and killer2 in moves:
-                        moves.remove(killer2)
-                        moves.insert(0, killer2)
-                if killer1 is not None and killer1 in moves:
-                    moves.remove(killer1)
-                    moves.insert(0, killer1)
+                    killer = killers[1]
+                    if killer is not None and killer in moves:
+                        moves.remove(killer)
+                        moves.insert(0, killer)
+                killer = killers[0]
+                if killer is not None and killer in moves:
+                    moves.remove(killer)
+                    moves.insert(0, killer)
             if tt_move is not None and tt_move in moves:
                 moves.remove(tt_move)
                 moves.insert(0, tt_move)
+            if depth == 1:
+                # The children are leaves (or captures played out): evaluated in one loop.
+                best = self.quiesce(men, kings, opp_men, opp_kings, black, alpha, beta, ply, moves)
+                if best >= beta and not capture:
+                    self._cut(self.frontier_move, black, 1, ply)
+                return best
         crown = _BLACK_CROWN if black else _WHITE_CROWN
         nb = not black
         best = -INFINITE
         best_move: InternalMove | None = None
         original_alpha = alpha
-        if depth == 1:
-            best = self.quiesce(men, kings, opp_men, opp_kings, black, alpha, beta, ply, moves)
-            best_move = self.frontier_move
-        else:
-            path_set = self.path
-            negamax = self.negamax
-            for index, move in enumerate(moves):
-                path, captured = move
-                source, target = 1 << path[0], 1 << path[-1]
-                reversible = False
-                if men & source:
-                    if target & crown:
-                        m, k = men ^ source, kings | target
-                    else:
-                        m, k = men ^ source | target, kings
+        path_set = self.path
+        negamax = self.negamax
+        for index, move in enumerate(moves):
+            path, captured = move
+            source, target = 1 << path[0], 1 << path[-1]
+            reversible = False
+            if men & source:
+                if target & crown:
+                    m, k = men ^ source, kings | target
                 else:
-                    m, k = men, kings ^ source ^ target
-                    reversible = not captured
-                if captured:
-                    om, ok = opp_men & ~captured, opp_kings & ~captured
+                    m, k = men ^ source | target, kings
+            else:
+                m, k = men, kings ^ source ^ target
+                reversible = not captured
+            if captured:
+                om, ok = opp_men & ~captured, opp_kings & ~captured
+            else:
+                om, ok = opp_men, opp_kings
+            if reversible:
+                child = (om, ok, m, k, nb)
+                if child in path_set:
+                    score = 0
                 else:
-                    om, ok = opp_men, opp_kings
-                if reversible:
-                    child = (om, ok, m, k, nb)
-                    if child in path_set:
-                        score = 0
-                    else:
-                        path_set.add(child)
-                        try:
-                            score = self._child(
-                                om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
-                            )
-                        finally:
-                            path_set.discard(child)
-                elif index == 0:
+                    path_set.add(child)
+                    try:
+                        score = self._child(
+                            om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
+                        )
+                    finally:
+                        path_set.discard(child)
+            elif index == 0:
+                score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
+            else:
+                reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
+                score = -negamax(om, ok, m, k, nb, reduced, -alpha - 1, -alpha, ply + 1)
+                if score > alpha and reduced < depth - 1:
+                    score = -negamax(om, ok, m, k, nb, depth - 1, -alpha - 1, -alpha, ply + 1)
+                if alpha < score < beta:
                     score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
-                else:
-                    reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
-                    score = -negamax(om, ok, m, k, nb, reduced, -alpha - 1, -alpha, ply + 1)
-                    if score > alpha and reduced < depth - 1:
-                        score = -negamax(om, ok, m, k, nb, depth - 1, -alpha - 1, -alpha, ply + 1)
-                    if alpha < score < beta:
-                        score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
-                if score > best:
-                    best = score
-                    best_move = move
-                    if score > alpha:
-                        alpha = score
-                        if alpha >= beta:
-                            break
-        if best >= beta and not capture and best_move is not None:
-            killers = self.killers[ply]
-            if killers[0] != best_move:
-                killers[1] = killers[0]
-                killers[0] = best_move
-            (self.history_black if black else self.history_white)[best_move] += depth * depth
-        if depth == 1:
-            return best
+            if score > best:
+                best = score
+                best_move = move
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
+        if best >= beta and not capture:
+            self._cut(best_move, black, depth, ply)
         if len(self.tt) >= _TT_SIZE:
             self.tt.clear()
         stored = best + ply if best > _WON else best - ply if best < -_WON else best
         flag = _LOWER if best >= beta else _UPPER if best <= original_alpha else _EXACT
-        self.tt[node] = (depth, flag, stored, best_move)
+        self.tt[men, kings, opp_men, opp_kings, black] = (depth, flag, stored, best_move)
         return best
+
+    def _cut(self, move: InternalMove | None, black: bool, depth: int, ply: int) -> None:
+        """A quiet move cut off: it becomes the ply's first killer and gains history."""
+        if move is None:
+            return
+        killers = self.killers[ply]
+        if killers[0] != move:
+            killers[1] = killers[0]
+            killers[0] = move
+        (self.history_black if black else self.history_white)[move] += depth * depth
 
     def _child(
         self,
