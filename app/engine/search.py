@@ -186,10 +186,10 @@ class Searcher:
         quiescence: every capture may be chosen, they are compulsory, so there is no standing
         pat), or, given its ``moves``, a node one ply above the search's horizon.
 
-        Each child is evaluated here without a call of its own, unless it has a capture
-        pending, which is played out by calling this again (with the pieces that can capture:
-        ``jumping`` short jumpers, ``flying`` pool kings). The best move is left in
-        ``frontier_move``.
+        Each child is evaluated here without a call of its own (lazily: the evaluation is
+        given the window), unless it has a capture pending, which is played out by calling
+        this again (with the pieces that can capture: ``jumping`` short jumpers, ``flying``
+        pool kings). The best move is left in ``frontier_move``.
         """
         if moves is None:
             self.nodes += 1
@@ -307,9 +307,9 @@ class Searcher:
                 ):
                     score = lost
                 elif black:
-                    score = evaluate(m, k, om, ok)
+                    score = evaluate(m, k, om, ok, alpha, beta)
                 else:
-                    score = -evaluate(om, ok, m, k)
+                    score = -evaluate(om, ok, m, k, -beta, -alpha)
             if score > best:
                 best, best_move = score, move
                 if score > alpha:
