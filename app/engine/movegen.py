@@ -25,7 +25,7 @@ from app.rules.board import (
     UP_LEFT,
     UP_RIGHT,
 )
-from app.rules.variants import InternalMove, _distinct_captures, _flying_jumps, _short_jumps
+from app.rules.variants import InternalMove, _distinct_captures, _short_jumps
 
 # A jump covers two rows, so its landing square is always 7 or 9 indices away; the jumped square
 # is 3, 4 or 5 away depending on the row's parity. Sources that have a jump in a direction:
@@ -255,6 +255,63 @@ def flying_capturers(kings: int, opp: int, empty: int) -> int:
     return found
 
 
+def _flying_jumps(
+    i: int,
+    opp: int,
+    empty: int,
+    occupied: int,
+    path: tuple[int, ...],
+    captured: int,
+    out: list[InternalMove],
+) -> bool:
+    """The rules' ``_flying_jumps`` by ray masks: every complete flying-king capture from
+    ``i`` in the same order (directions up-left, up-right, down-left, down-right; landing
+    squares nearest first); True when there is at least one. Captured pieces stay on the
+    board until the move ends (in ``occupied``, out of ``empty``), so they block."""
+    found = False
+    for rays, beyond, up in _FLYING:
+        met = rays[i] & occupied
+        if not met:
+            continue
+        j = met.bit_length() - 1 if up else (met & -met).bit_length() - 1
+        if not (opp >> j & 1 and empty & beyond[j]):
+            continue
+        found = True
+        over = 1 << j
+        # The landing squares: on from the captured piece up to the next piece.
+        landing = rays[j]
+        stop = landing & occupied
+        if stop:
+            k = stop.bit_length() - 1 if up else (stop & -stop).bit_length() - 1
+            landing &= ~(rays[k] | 1 << k)
+        squares = []
+        while landing:
+            if up:
+                k = landing.bit_length() - 1
+                landing ^= 1 << k
+            else:
+                low = landing & -landing
+                landing ^= low
+                k = low.bit_length() - 1
+            squares.append(k)
+        rest, taken = opp ^ over, captured | over
+        continued = False
+        for k in squares:
+            if _flying_jumps(k, rest, empty, occupied, (*path, k), taken, out):
+                continued = True
+        if not continued:
+            out.extend(((*path, k), taken) for k in squares)
+    return found
+
+
+_FLYING: Final = (
+    (_UL_RAY, _UL_BEYOND, True),
+    (_UR_RAY, _UR_BEYOND, True),
+    (_DL_RAY, _DL_BEYOND, False),
+    (_DR_RAY, _DR_BEYOND, False),
+)
+
+
 def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[InternalMove]:
     """Every pool capture, in the rules' form and order: the men's of ``jumping`` (as
     ``jumpers`` found them; a pool man jumps like a short king and goes on past the crowning
@@ -265,6 +322,11 @@ def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[Inter
         flying ^= low
         i = low.bit_length() - 1
         found: list[InternalMove] = []
-        _flying_jumps(i, opp, empty | low, (i,), 0, found)
-        out.extend(_distinct_captures(found) if len(found) > 1 else found)
+        space = empty | low
+        _flying_jumps(i, opp, space, FULL ^ space, (i,), 0, found)
+        # Single captures are distinct by their landing squares; longer ones may be one
+        # move written with different stops (the rules keep the nearest).
+        if len(found) > 1 and any(len(path) > 2 for path, _ in found):
+            found = _distinct_captures(found)
+        out.extend(found)
     return out
