@@ -456,18 +456,19 @@ class Searcher:
                 om, ok = opp_men & ~captured, opp_kings & ~captured
             else:
                 om, ok = opp_men, opp_kings
+            # A king's step may go back to a position on the path: a draw. (The path is left as
+            # it is if the budget runs out below: the search is over then.)
+            repeated = False
             if reversible:
                 child = (om, ok, m, k, nb)
-                if child in path_set:
-                    score = 0
-                else:
+                repeated = child in path_set
+                if not repeated:
                     path_set.add(child)
-                    try:
-                        score = self._child(
-                            om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
-                        )
-                    finally:
-                        path_set.discard(child)
+            # Principal-variation search: the first move with the full window, the others
+            # with a null window (a late quiet one also a ply shallower), re-searched when
+            # they turn out better.
+            if repeated:
+                score = 0
             elif index == 0:
                 score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
             else:
@@ -477,6 +478,8 @@ class Searcher:
                     score = -negamax(om, ok, m, k, nb, depth - 1, -alpha - 1, -alpha, ply + 1)
                 if alpha < score < beta:
                     score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
+            if reversible and not repeated:
+                path_set.discard(child)
             if score > best:
                 best = score
                 best_move = move
@@ -502,42 +505,6 @@ class Searcher:
             killers[1] = killers[0]
             killers[0] = move
         (self.history_black if black else self.history_white)[move] += depth * depth
-
-    def _child(
-        self,
-        men: int,
-        kings: int,
-        opp_men: int,
-        opp_kings: int,
-        black: bool,
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
-        index: int,
-        capture: bool,
-    ) -> int:
-        """A child's score by principal-variation search: the first move with the full window,
-        the others with a null window (a late quiet one also a ply shallower), re-searched when
-        they turn out better."""
-        negamax = self.negamax
-        if index == 0:
-            return -negamax(
-                men, kings, opp_men, opp_kings, black, depth - 1, -beta, -alpha, ply + 1
-            )
-        reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
-        score = -negamax(
-            men, kings, opp_men, opp_kings, black, reduced, -alpha - 1, -alpha, ply + 1
-        )
-        if score > alpha and reduced < depth - 1:
-            score = -negamax(
-                men, kings, opp_men, opp_kings, black, depth - 1, -alpha - 1, -alpha, ply + 1
-            )
-        if alpha < score < beta:
-            score = -negamax(
-                men, kings, opp_men, opp_kings, black, depth - 1, -beta, -alpha, ply + 1
-            )
-        return score
 
     # -- the root --------------------------------------------------------------------------------
 
