@@ -312,6 +312,37 @@ _FLYING: Final = (
 )
 
 
+_SLIDES: Final = tuple(
+    tuple(
+        tuple(tuple(((i, j), 0) for j in RAYS[direction][i][:n]) for n in range(8))
+        for i in range(32)
+    )
+    for direction in (UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT)
+)
+"""_SLIDES[direction][square][n]: the moves to the n nearest squares that way (shared)."""
+
+
+def king_slides(kings: int, empty: int) -> list[InternalMove]:
+    """The flying kings' plain moves, in the rules' order (king by king, directions up-left,
+    up-right, down-left, down-right, nearest square first): along each diagonal, every
+    square before the first piece met, counted by a mask rather than walked."""
+    out: list[InternalMove] = []
+    occupied = FULL ^ empty
+    while kings:
+        low = kings & -kings
+        kings ^= low
+        i = low.bit_length() - 1
+        for (rays, _, up), slides in zip(_FLYING, _SLIDES, strict=True):
+            free = rays[i]
+            met = free & occupied
+            if met:
+                k = met.bit_length() - 1 if up else (met & -met).bit_length() - 1
+                free &= ~(rays[k] | 1 << k)
+            if free:
+                out += slides[i][free.bit_count()]
+    return out
+
+
 def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[InternalMove]:
     """Every pool capture, in the rules' form and order: the men's of ``jumping`` (as
     ``jumpers`` found them; a pool man jumps like a short king and goes on past the crowning

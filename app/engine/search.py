@@ -23,6 +23,7 @@ from app.engine.movegen import (
     can_step,
     english_captures,
     flying_capturers,
+    king_slides,
     pool_captures,
     quiet_moves,
 )
@@ -138,7 +139,6 @@ class Searcher:
         evaluator = make_evaluator(variant.name, simple=limits.simple)
         self.evaluate_black: Evaluator = evaluator
         self.english = variant.name == "english"
-        self.steps = variant._steps
         self.frontier_move: InternalMove | None = None
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
         self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
@@ -400,7 +400,7 @@ class Searcher:
             else:
                 moves = quiet_moves(men, 0, empty) if black else quiet_moves(0, men, empty)
                 if kings:
-                    moves += self.steps(0, kings, empty, black)
+                    moves += king_slides(kings, empty)
         if not moves:
             return ply - WIN
         capture = moves[0][1] != 0

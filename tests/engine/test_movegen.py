@@ -10,6 +10,7 @@ from app.engine.movegen import (
     english_captures,
     flying_capturers,
     jumpers,
+    king_slides,
     pool_captures,
     quiet_moves,
 )
@@ -67,3 +68,4 @@ def test_pool_captures_are_the_rules_captures(
     assert pool_captures(jumping, flying, opp, empty) == POOL._captures(
         men, kings, opp, empty, black
     )
+    assert king_slides(kings, empty) == POOL._steps(0, kings, empty, black)
