@@ -2,6 +2,7 @@
 
 Usage: .venv/bin/python bench/ai.py [speed] [ladder] [agreement] [--games N] [--positions N]
        [--variant english|pool] [--pairs 2-1,8-7] [--workers 2] [--agreement-ms 1000]
+       [--agreement-depth D]
 
 - speed: nodes/s (by the wall clock and by CPU time) and depth reached in 1 s from the start and
   from middle-game positions, both variants, for the engine and for the calibration baseline (a
@@ -10,7 +11,8 @@ Usage: .venv/bin/python bench/ai.py [speed] [ladder] [agreement] [--games N] [--
   N games per pair from the 3-move ballots (each ballot twice, colours swapped), in a process
   pool; each pair's score comes with its standard error.
 - agreement: how often the engine (level 8's search, after the book) picks the master's move on
-  non-forced positions of plies 24-80 of the master collections, next to the baseline.
+  non-forced positions of plies 24-80 of the master collections, next to the baseline; by
+  movetime, or with --agreement-depth both to that fixed depth (the same on any load).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class _Stop(Exception):
     pass
 
 
-def baseline(position: Position, movetime_ms: int) -> tuple[str, int, int]:
+def baseline(position: Position, movetime_ms: int, max_depth: int = 59) -> tuple[str, int, int]:
     """The calibration line: iterative deepening negamax alpha-beta over the rules' internals,
     material only (king 1.3 men), captures played out at depth 0. (move, depth, nodes)."""
     generate = position.variant._generate
@@ -86,7 +88,7 @@ def baseline(position: Position, movetime_ms: int) -> tuple[str, int, int]:
     )
     best, depth = root[0], 0
     try:
-        for d in range(1, 60):
+        for d in range(1, max_depth + 1):
             alpha, chosen = -100_000, root[0]
             for move in root:
                 path, captured = move
@@ -364,14 +366,18 @@ def play_keyed(
 # -- agreement -------------------------------------------------------------------------------
 
 
-def agree_one(job: tuple[str, str, list[str], str, int]) -> tuple[bool, bool, int, int]:
-    variant, fen, history, master, movetime = job
+def agree_one(
+    job: tuple[str, str, list[str], str, int, int | None],
+) -> tuple[bool, bool, int, int]:
+    variant, fen, history, master, movetime, depth = job
     rules = get_variant(variant)
     position = rules.position(fen)
-    found = search_position(
-        position, Limits(movetime_ms=movetime), [rules.position(f) for f in history]
-    )
-    base, _, _ = baseline(position, movetime)
+    limits = Limits(depth=depth) if depth else Limits(movetime_ms=movetime)
+    found = search_position(position, limits, [rules.position(f) for f in history])
+    if depth:
+        base, _, _ = baseline(position, 3_600_000, depth)
+    else:
+        base, _, _ = baseline(position, movetime)
     return (
         found.move == master,
         base == master,
@@ -380,25 +386,26 @@ def agree_one(job: tuple[str, str, list[str], str, int]) -> tuple[bool, bool, in
     )
 
 
-def agreement(limit: int, movetime: int, workers: int) -> None:
-    print(f"== agreement with the masters, {movetime} ms a position, plies 24-80, non-forced")
+def agreement(limit: int, movetime: int, workers: int, depth: int | None = None) -> None:
+    budget = f"depth {depth}" if depth else f"{movetime} ms"
+    print(f"== agreement with the masters, {budget} a position, plies 24-80, non-forced")
     for name in COLLECTIONS:
         positions = master_positions(name)
         step = max(1, len(positions) // limit) if limit else 1
         sample = positions[::step][: limit or None]
         jobs = [
-            ("english", p.fen(), [h.fen() for h in history], move, movetime)
+            ("english", p.fen(), [h.fen() for h in history], move, movetime, depth)
             for p, move, history in sample
         ]
         with multiprocessing.Pool(workers) as pool:
             results = pool.map(agree_one, jobs, chunksize=1)
         engine = sum(r[0] for r in results)
         base = sum(r[1] for r in results)
-        depth = statistics.median(r[2] for r in results)
+        deep = statistics.median(r[2] for r in results)
         nps = statistics.median(r[3] for r in results)
         print(
             f"{name:28} {len(results):4} of {len(positions):4} positions: engine "
-            f"{100 * engine / len(results):.0f}% (median depth {depth}, {nps:,.0f} nodes/s), "
+            f"{100 * engine / len(results):.0f}% (median depth {deep}, {nps:,.0f} nodes/s), "
             f"baseline {100 * base / len(results):.0f}%"
         )
 
@@ -413,6 +420,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--positions", type=int, default=0, help="per collection (0: all)")
     parser.add_argument("--agreement-ms", type=int, default=1000)
+    parser.add_argument(
+        "--agreement-depth", type=int, default=None, help="a fixed depth instead of a movetime"
+    )
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument(
         "--record", type=Path, help="the ladder's games, JSON lines: a rerun plays only the rest"
@@ -422,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if "speed" in args.parts:
         speed(1000)
     if "agreement" in args.parts:
-        agreement(args.positions, args.agreement_ms, args.workers)
+        agreement(args.positions, args.agreement_ms, args.workers, args.agreement_depth)
     if "ladder" in args.parts:
         ladder(args.variant, args.games, args.workers, parse_pairs(args.pairs), args.record)
     print(f"load average after: {os.getloadavg()}")

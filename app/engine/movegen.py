@@ -16,6 +16,7 @@ from app.rules.board import (
     DOWN_RIGHT,
     EVEN_NOT_RIGHT,
     EVEN_ROWS,
+    FULL,
     JUMPS,
     KING_KIND,
     ODD_NOT_LEFT,
@@ -24,7 +25,7 @@ from app.rules.board import (
     UP_LEFT,
     UP_RIGHT,
 )
-from app.rules.variants import InternalMove, _short_jumps
+from app.rules.variants import InternalMove, _distinct_captures, _short_jumps
 
 # A jump covers two rows, so its landing square is always 7 or 9 indices away; the jumped square
 # is 3, 4 or 5 away depending on the row's parity. Sources that have a jump in a direction:
@@ -57,11 +58,13 @@ def jumpers(down: int, up: int, opp: int, empty: int) -> int:
     return found
 
 
-def _step_tables(
-    directions: tuple[int, int],
-) -> tuple[tuple[int, int, int, int, tuple[InternalMove, ...]], ...]:
+_MoveBytes = tuple[tuple[tuple[InternalMove, ...], ...], ...]
+
+
+def _step_tables(directions: tuple[int, int]) -> tuple[tuple[int, int, int, int, _MoveBytes], ...]:
     """For each direction: the two (source mask, shift) pairs that move a set of pieces one
-    square that way, and the move to each target square."""
+    square that way, and for each byte of the target squares and each value of it, the moves
+    that land there (so a direction's moves are four lookups, not a loop over targets)."""
     out = []
     for direction in directions:
         by_shift: dict[int, int] = {}
@@ -72,32 +75,56 @@ def _step_tables(
                 by_shift[ray[0] - i] = by_shift.get(ray[0] - i, 0) | 1 << i
                 moves[ray[0]] = ((i, ray[0]), 0)
         (shift1, mask1), (shift2, mask2) = sorted(by_shift.items())
-        out.append((mask1, abs(shift1), mask2, abs(shift2), tuple(moves)))
+        by_byte = tuple(
+            tuple(tuple(moves[8 * k + b] for b in range(8) if v >> b & 1) for v in range(256))
+            for k in range(4)
+        )
+        out.append((mask1, abs(shift1), mask2, abs(shift2), by_byte))
     return tuple(out)
 
 
-_DOWN_STEPS: Final = _step_tables((DOWN_LEFT, DOWN_RIGHT))
-_UP_STEPS: Final = _step_tables((UP_LEFT, UP_RIGHT))
+(
+    (_DL_MASK1, _DL_SHIFT1, _DL_MASK2, _DL_SHIFT2, (_DL0, _DL1, _DL2, _DL3)),
+    (_DR_MASK1, _DR_SHIFT1, _DR_MASK2, _DR_SHIFT2, (_DR0, _DR1, _DR2, _DR3)),
+) = _step_tables((DOWN_LEFT, DOWN_RIGHT))
+(
+    (_UL_MASK1, _UL_SHIFT1, _UL_MASK2, _UL_SHIFT2, (_UL0, _UL1, _UL2, _UL3)),
+    (_UR_MASK1, _UR_SHIFT1, _UR_MASK2, _UR_SHIFT2, (_UR0, _UR1, _UR2, _UR3)),
+) = _step_tables((UP_LEFT, UP_RIGHT))
 
 
 def quiet_moves(down: int, up: int, empty: int) -> list[InternalMove]:
     """One-square steps of ``down`` pieces (towards 32) and ``up`` pieces, found by shifts a
-    direction at a time."""
-    out = []
+    direction at a time: down-left, down-right, up-left, up-right, each by target square."""
     if down:
-        for mask1, shift1, mask2, shift2, table in _DOWN_STEPS:
-            targets = ((down & mask1) << shift1 | (down & mask2) << shift2) & empty
-            while targets:
-                low = targets & -targets
-                targets ^= low
-                out.append(table[low.bit_length() - 1])
-    if up:
-        for mask1, shift1, mask2, shift2, table in _UP_STEPS:
-            targets = ((up & mask1) >> shift1 | (up & mask2) >> shift2) & empty
-            while targets:
-                low = targets & -targets
-                targets ^= low
-                out.append(table[low.bit_length() - 1])
+        left = ((down & _DL_MASK1) << _DL_SHIFT1 | (down & _DL_MASK2) << _DL_SHIFT2) & empty
+        right = ((down & _DR_MASK1) << _DR_SHIFT1 | (down & _DR_MASK2) << _DR_SHIFT2) & empty
+        out = [
+            *_DL0[left & 255],
+            *_DL1[left >> 8 & 255],
+            *_DL2[left >> 16 & 255],
+            *_DL3[left >> 24],
+            *_DR0[right & 255],
+            *_DR1[right >> 8 & 255],
+            *_DR2[right >> 16 & 255],
+            *_DR3[right >> 24],
+        ]
+        if not up:
+            return out
+    else:
+        out = []
+    left = ((up & _UL_MASK1) >> _UL_SHIFT1 | (up & _UL_MASK2) >> _UL_SHIFT2) & empty
+    right = ((up & _UR_MASK1) >> _UR_SHIFT1 | (up & _UR_MASK2) >> _UR_SHIFT2) & empty
+    out += (
+        *_UL0[left & 255],
+        *_UL1[left >> 8 & 255],
+        *_UL2[left >> 16 & 255],
+        *_UL3[left >> 24],
+        *_UR0[right & 255],
+        *_UR1[right >> 8 & 255],
+        *_UR2[right >> 16 & 255],
+        *_UR3[right >> 24],
+    )
     return out
 
 
@@ -137,6 +164,8 @@ def _jump_tables() -> tuple[tuple[_JumpRow, ...], ...]:
 
 
 _JUMPS: Final = _jump_tables()
+_KING_JUMPS: Final = _JUMPS[KING_KIND]
+_KING_RULES_JUMPS: Final = JUMPS[KING_KIND]
 _BLACK_CROWN: Final = 0xF0000000
 _WHITE_CROWN: Final = 0x0000000F
 
@@ -147,18 +176,18 @@ def english_captures(
     """Every English capture of the ``jumping`` pieces (as ``jumpers`` found them), in the
     rules' form: a jump that cannot go on is a shared tuple, a longer one is the rules'."""
     out: list[InternalMove] = []
+    if black:
+        man_table, man_rules_table, man_stop = _JUMPS[1], JUMPS[1], _BLACK_CROWN
+    else:
+        man_table, man_rules_table, man_stop = _JUMPS[0], JUMPS[0], _WHITE_CROWN
     while jumping:
         low = jumping & -jumping
         jumping ^= low
         i = low.bit_length() - 1
         if men & low:
-            table = _JUMPS[1 if black else 0]
-            rules_table = JUMPS[1 if black else 0]
-            stop = _BLACK_CROWN if black else _WHITE_CROWN
+            table, rules_table, stop = man_table, man_rules_table, man_stop
         else:
-            table = _JUMPS[KING_KIND]
-            rules_table = JUMPS[KING_KIND]
-            stop = 0
+            table, rules_table, stop = _KING_JUMPS, _KING_RULES_JUMPS, 0
         space = empty | low
         for over, land, j, single in table[i]:
             if opp & over and space & land:
@@ -172,4 +201,163 @@ def english_captures(
                         break
                 else:
                     out.append(single)
+    return out
+
+
+def _ray_tables(direction: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """For each square: the mask of the diagonal from it in ``direction``, and for each
+    square the bit of the next one that way (0 off the board)."""
+    rays = tuple(sum(1 << j for j in RAYS[direction][i]) for i in range(32))
+    beyond = tuple(1 << RAYS[direction][i][0] if RAYS[direction][i] else 0 for i in range(32))
+    return rays, beyond
+
+
+_UL_RAY, _UL_BEYOND = _ray_tables(UP_LEFT)
+_UR_RAY, _UR_BEYOND = _ray_tables(UP_RIGHT)
+_DL_RAY, _DL_BEYOND = _ray_tables(DOWN_LEFT)
+_DR_RAY, _DR_BEYOND = _ray_tables(DOWN_RIGHT)
+
+
+def flying_capturers(kings: int, opp: int, empty: int) -> int:
+    """The flying kings that can capture now: along each diagonal, the first piece met is an
+    opponent's with an empty square behind it (found by ray masks, not square by square)."""
+    found = 0
+    occupied = FULL ^ empty
+    pieces = kings
+    while pieces:
+        low = pieces & -pieces
+        pieces ^= low
+        i = low.bit_length() - 1
+        # Up the board the nearest piece is the highest bit; down it is the lowest.
+        met = _UL_RAY[i] & occupied
+        if met:
+            j = met.bit_length() - 1
+            if opp >> j & 1 and empty & _UL_BEYOND[j]:
+                found |= low
+                continue
+        met = _UR_RAY[i] & occupied
+        if met:
+            j = met.bit_length() - 1
+            if opp >> j & 1 and empty & _UR_BEYOND[j]:
+                found |= low
+                continue
+        met = _DL_RAY[i] & occupied
+        if met:
+            j = (met & -met).bit_length() - 1
+            if opp >> j & 1 and empty & _DL_BEYOND[j]:
+                found |= low
+                continue
+        met = _DR_RAY[i] & occupied
+        if met:
+            j = (met & -met).bit_length() - 1
+            if opp >> j & 1 and empty & _DR_BEYOND[j]:
+                found |= low
+    return found
+
+
+def _flying_jumps(
+    i: int,
+    opp: int,
+    empty: int,
+    occupied: int,
+    path: tuple[int, ...],
+    captured: int,
+    out: list[InternalMove],
+) -> bool:
+    """The rules' ``_flying_jumps`` by ray masks: every complete flying-king capture from
+    ``i`` in the same order (directions up-left, up-right, down-left, down-right; landing
+    squares nearest first); True when there is at least one. Captured pieces stay on the
+    board until the move ends (in ``occupied``, out of ``empty``), so they block."""
+    found = False
+    for rays, beyond, up in _FLYING:
+        met = rays[i] & occupied
+        if not met:
+            continue
+        j = met.bit_length() - 1 if up else (met & -met).bit_length() - 1
+        if not (opp >> j & 1 and empty & beyond[j]):
+            continue
+        found = True
+        over = 1 << j
+        # The landing squares: on from the captured piece up to the next piece.
+        landing = rays[j]
+        stop = landing & occupied
+        if stop:
+            k = stop.bit_length() - 1 if up else (stop & -stop).bit_length() - 1
+            landing &= ~(rays[k] | 1 << k)
+        squares = []
+        while landing:
+            if up:
+                k = landing.bit_length() - 1
+                landing ^= 1 << k
+            else:
+                low = landing & -landing
+                landing ^= low
+                k = low.bit_length() - 1
+            squares.append(k)
+        rest, taken = opp ^ over, captured | over
+        continued = False
+        for k in squares:
+            if _flying_jumps(k, rest, empty, occupied, (*path, k), taken, out):
+                continued = True
+        if not continued:
+            out.extend(((*path, k), taken) for k in squares)
+    return found
+
+
+_FLYING: Final = (
+    (_UL_RAY, _UL_BEYOND, True),
+    (_UR_RAY, _UR_BEYOND, True),
+    (_DL_RAY, _DL_BEYOND, False),
+    (_DR_RAY, _DR_BEYOND, False),
+)
+
+
+_SLIDES: Final = tuple(
+    tuple(
+        tuple(tuple(((i, j), 0) for j in RAYS[direction][i][:n]) for n in range(8))
+        for i in range(32)
+    )
+    for direction in (UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT)
+)
+"""_SLIDES[direction][square][n]: the moves to the n nearest squares that way (shared)."""
+
+
+def king_slides(kings: int, empty: int) -> list[InternalMove]:
+    """The flying kings' plain moves, in the rules' order (king by king, directions up-left,
+    up-right, down-left, down-right, nearest square first): along each diagonal, every
+    square before the first piece met, counted by a mask rather than walked."""
+    out: list[InternalMove] = []
+    occupied = FULL ^ empty
+    while kings:
+        low = kings & -kings
+        kings ^= low
+        i = low.bit_length() - 1
+        for (rays, _, up), slides in zip(_FLYING, _SLIDES, strict=True):
+            free = rays[i]
+            met = free & occupied
+            if met:
+                k = met.bit_length() - 1 if up else (met & -met).bit_length() - 1
+                free &= ~(rays[k] | 1 << k)
+            if free:
+                out += slides[i][free.bit_count()]
+    return out
+
+
+def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[InternalMove]:
+    """Every pool capture, in the rules' form and order: the men's of ``jumping`` (as
+    ``jumpers`` found them; a pool man jumps like a short king and goes on past the crowning
+    row), then the flying kings' of ``flying`` (as ``flying_capturers`` found them)."""
+    out = english_captures(jumping, 0, 0, opp, empty, False) if jumping else []
+    while flying:
+        low = flying & -flying
+        flying ^= low
+        i = low.bit_length() - 1
+        found: list[InternalMove] = []
+        space = empty | low
+        _flying_jumps(i, opp, space, FULL ^ space, (i,), 0, found)
+        # Single captures are distinct by their landing squares; longer ones may be one
+        # move written with different stops (the rules keep the nearest).
+        if len(found) > 1 and any(len(path) > 2 for path, _ in found):
+            found = _distinct_captures(found)
+        out.extend(found)
     return out

@@ -19,23 +19,21 @@ from dataclasses import dataclass
 
 from app.engine.book import book_move
 from app.engine.evaluate import Evaluator, make_evaluator
-from app.engine.movegen import can_step, english_captures, jumpers, quiet_moves
+from app.engine.movegen import (
+    can_step,
+    english_captures,
+    flying_capturers,
+    king_slides,
+    pool_captures,
+    quiet_moves,
+)
 from app.rules.board import (
     CROWN_ROW,
-    EVEN_NOT_RIGHT,
-    EVEN_ROWS,
     FULL,
-    ODD_NOT_LEFT,
-    ODD_ROWS,
     Color,
 )
 from app.rules.position import Position
-from app.rules.variants import (
-    InternalMove,
-    Variant,
-    _flying_capture_exists,
-    _short_jumpers,
-)
+from app.rules.variants import InternalMove, Variant
 
 Node = tuple[int, int, int, int, bool]
 
@@ -144,7 +142,6 @@ class Searcher:
         evaluator = make_evaluator(variant.name, simple=limits.simple)
         self.evaluate_black: Evaluator = evaluator
         self.english = variant.name == "english"
-        self.steps = variant._steps
         self.frontier_move: InternalMove | None = None
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
         self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
@@ -187,14 +184,16 @@ class Searcher:
         ply: int,
         moves: list[InternalMove] | None = None,
         jumping: int = 0,
+        flying: int = 0,
     ) -> int:
         """The value of a node whose children are leaves: a node with a capture pending (in
         quiescence: every capture may be chosen, they are compulsory, so there is no standing
         pat), or, given its ``moves``, a node one ply above the search's horizon.
 
-        Each child is looked up in the leaf cache or evaluated here without a call of its own,
-        unless it has a capture pending, which is played out by calling this again. The best
-        move is left in ``frontier_move``.
+        Each child is evaluated here without a call of its own (lazily: the evaluation is
+        given the window), unless it has a capture pending, which is played out by calling
+        this again (with the pieces that can capture: ``jumping`` short jumpers, ``flying``
+        pool kings). The best move is left in ``frontier_move``.
         """
         if moves is None:
             self.nodes += 1
@@ -202,10 +201,12 @@ class Searcher:
                 self._check()
             opp = opp_men | opp_kings
             empty = FULL ^ (men | kings | opp)
-            if jumping:
+            if not (jumping or flying):
+                moves = self.captures(men, kings, opp, empty, black)
+            elif self.english:
                 moves = english_captures(jumping, men, kings, opp, empty, black)
             else:
-                moves = self.captures(men, kings, opp, empty, black)
+                moves = pool_captures(jumping, flying, opp, empty)
             if not moves:  # only at the root's first iteration: children are evaluated here
                 if black:
                     down, up = men | kings, kings
@@ -221,12 +222,13 @@ class Searcher:
         crown = _BLACK_CROWN if black else _WHITE_CROWN
         nb = not black
         english = self.english
-        short_jumpers = _short_jumpers
         evaluate = self.evaluate_black
         path_set = self.path
         best = -INFINITE
         best_move: InternalMove | None = None
         lost = WIN - ply - 1
+        # The node count is kept in a local between the calls that need it in ``self``.
+        nodes, next_check = self.nodes, self.next_check
         for move in moves:
             path, captured = move
             source, target = 1 << path[0], 1 << path[-1]
@@ -251,69 +253,74 @@ class Searcher:
             else:
                 om, ok = opp_men, opp_kings
             mine = m | k
-            empty = FULL ^ (mine | om | ok)
-            if nb:
-                down, up = om | ok, ok
-            else:
-                down, up = ok, om | ok
+            theirs = om | ok
+            empty = FULL ^ (mine | theirs)
+            # Does the child's side to move have a capture pending? (movegen.jumpers written
+            # out: this runs at every leaf.) Black's men jump and step towards 32, White's
+            # away from it; pool's men jump both ways, its flying kings are looked at apart.
+            # The row masks are written as numbers: EVEN_ROWS 0x0F0F0F0F, ODD_ROWS
+            # 0xF0F0F0F0, EVEN_NOT_RIGHT 0x07070707, ODD_NOT_LEFT 0xE0E0E0E0.
+            flying = 0
             if english:
-                # movegen.jumpers written out (this runs at every leaf): the child's side
-                # to move has a capture pending.
-                pending = 0
-                if down:
-                    shifted = mine >> 4
-                    pending = down & (
-                        0x00EEEEEE & empty >> 7 & (shifted & EVEN_ROWS | mine >> 3 & ODD_ROWS)
-                        | 0x00777777 & empty >> 9 & (mine >> 5 & EVEN_ROWS | shifted & ODD_ROWS)
-                    )
-                if up:
-                    shifted = mine << 4
-                    pending |= up & (
-                        0xEEEEEE00 & empty << 9 & (shifted & EVEN_ROWS | mine << 5 & ODD_ROWS)
-                        | 0x77777700 & empty << 7 & (mine << 3 & EVEN_ROWS | shifted & ODD_ROWS)
-                    )
+                if nb:
+                    down, up = theirs, ok
+                else:
+                    down, up = ok, theirs
             else:
-                pending = (om and short_jumpers(om, om, mine, empty)) or (
-                    ok and _flying_capture_exists(ok, mine, empty)
+                down = up = om
+                if ok:
+                    flying = flying_capturers(ok, mine, empty)
+            pending = 0
+            if down:
+                shifted = mine >> 4
+                pending = down & (
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | mine >> 3 & 0xF0F0F0F0)
+                    | 0x00777777 & empty >> 9 & (mine >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
                 )
-            if pending:
+            if up:
+                shifted = mine << 4
+                pending |= up & (
+                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | mine << 5 & 0xF0F0F0F0)
+                    | 0x77777700 & empty << 7 & (mine << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+            if pending or flying:
                 if ply + 1 >= MAX_PLY:
                     score = 0
                 else:
+                    self.nodes = nodes
                     score = -self.quiesce(
-                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending if english else 0
+                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying
                     )
+                    nodes, next_check = self.nodes, self.next_check
             else:
-                self.nodes += 1
-                if self.nodes >= self.next_check:
+                nodes += 1
+                if nodes >= next_check:
+                    self.nodes = nodes
                     self._check()
+                    next_check = self.next_check
+                # Without a capture, the side to move has lost if it has no step either:
+                # pieces going down step 4 squares on, or 3 (odd rows but the left edge), or
+                # 5 (even rows but the right edge); going up, the same back.
+                if nb:
+                    down, up = theirs, ok
+                else:
+                    down, up = ok, theirs
                 if not (
-                    (
-                        (down & EVEN_ROWS) << 4
-                        | (down & ODD_NOT_LEFT) << 3
-                        | (down & EVEN_NOT_RIGHT) << 5
-                        | (down & ODD_ROWS) << 4
-                    )
-                    & empty
-                    or (
-                        (up & EVEN_ROWS) >> 4
-                        | (up & ODD_NOT_LEFT) >> 5
-                        | (up & EVEN_NOT_RIGHT) >> 3
-                        | (up & ODD_ROWS) >> 4
-                    )
-                    & empty
+                    (down << 4 | (down & 0xE0E0E0E0) << 3 | (down & 0x07070707) << 5) & empty
+                    or (up >> 4 | (up & 0xE0E0E0E0) >> 5 | (up & 0x07070707) >> 3) & empty
                 ):
                     score = lost
                 elif black:
-                    score = evaluate(m, k, om, ok)
+                    score = evaluate(m, k, om, ok, alpha, beta)
                 else:
-                    score = -evaluate(om, ok, m, k)
+                    score = -evaluate(om, ok, m, k, -beta, -alpha)
             if score > best:
                 best, best_move = score, move
                 if score > alpha:
                     alpha = score
                     if alpha >= beta:
                         break
+        self.nodes = nodes
         self.frontier_move = best_move
         return best
 
@@ -334,25 +341,25 @@ class Searcher:
         self.nodes += 1
         if self.nodes >= self.next_check:
             self._check()
-        node = (men, kings, opp_men, opp_kings, black)
         # One ply above the horizon the table is not worth its cost: the children are evaluated
         # in the loop anyway.
-        entry = self.tt.get(node) if depth > 1 else None
         tt_move = None
-        if entry is not None:
-            entry_depth, flag, score, tt_move = entry
-            if entry_depth >= depth:
-                if score > _WON:
-                    score -= ply
-                elif score < -_WON:
-                    score += ply
-                if flag == _EXACT:
-                    return score
-                if flag == _LOWER:
-                    if score >= beta:
+        if depth > 1:
+            entry = self.tt.get((men, kings, opp_men, opp_kings, black))
+            if entry is not None:
+                entry_depth, flag, score, tt_move = entry
+                if entry_depth >= depth:
+                    if score > _WON:
+                        score -= ply
+                    elif score < -_WON:
+                        score += ply
+                    if flag == _EXACT:
                         return score
-                elif score <= alpha:
-                    return score
+                    if flag == _LOWER:
+                        if score >= beta:
+                            return score
+                    elif score <= alpha:
+                        return score
         opp = opp_men | opp_kings
         empty = FULL ^ (men | kings | opp)
         if self.english:
@@ -360,17 +367,44 @@ class Searcher:
                 down, up = men | kings, kings
             else:
                 down, up = kings, men | kings
-            jumping = jumpers(down, up, opp, empty)
+            # movegen.jumpers written out, with the row masks as numbers (see quiesce).
+            jumping = 0
+            if down:
+                shifted = opp >> 4
+                jumping = down & (
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+            if up:
+                shifted = opp << 4
+                jumping |= up & (
+                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
+                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
             if jumping:
                 moves = english_captures(jumping, men, kings, opp, empty, black)
             else:
                 moves = quiet_moves(down, up, empty)
         else:
-            moves = self.captures(men, kings, opp, empty, black)
-            if not moves:
+            jumping = 0
+            if men:  # as above, the men jumping both ways
+                shifted = opp >> 4
+                jumping = men & (
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+                shifted = opp << 4
+                jumping |= men & (
+                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
+                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                )
+            flying = flying_capturers(kings, opp, empty) if kings else 0
+            if jumping or flying:
+                moves = pool_captures(jumping, flying, opp, empty)
+            else:
                 moves = quiet_moves(men, 0, empty) if black else quiet_moves(0, men, empty)
                 if kings:
-                    moves += self.steps(0, kings, empty, black)
+                    moves += king_slides(kings, empty)
         if not moves:
             return ply - WIN
         capture = moves[0][1] != 0
@@ -380,126 +414,101 @@ class Searcher:
             if capture:
                 moves.sort(key=_captured_count, reverse=True)
             else:
-                killer1, killer2 = self.killers[ply]
+                killers = self.killers[ply]
                 if depth > 1:
                     moves.sort(
                         key=(self.history_black if black else self.history_white).__getitem__,
                         reverse=True,
                     )
-                    if killer2 is not None and killer2 in moves:
-                        moves.remove(killer2)
-                        moves.insert(0, killer2)
-                if killer1 is not None and killer1 in moves:
-                    moves.remove(killer1)
-                    moves.insert(0, killer1)
+                    killer = killers[1]
+                    if killer is not None and killer in moves:
+                        moves.remove(killer)
+                        moves.insert(0, killer)
+                killer = killers[0]
+                if killer is not None and killer in moves:
+                    moves.remove(killer)
+                    moves.insert(0, killer)
             if tt_move is not None and tt_move in moves:
                 moves.remove(tt_move)
                 moves.insert(0, tt_move)
+            if depth == 1:
+                # The children are leaves (or captures played out): evaluated in one loop.
+                best = self.quiesce(men, kings, opp_men, opp_kings, black, alpha, beta, ply, moves)
+                if best >= beta and not capture:
+                    self._cut(self.frontier_move, black, 1, ply)
+                return best
         crown = _BLACK_CROWN if black else _WHITE_CROWN
         nb = not black
         best = -INFINITE
         best_move: InternalMove | None = None
         original_alpha = alpha
-        if depth == 1:
-            best = self.quiesce(men, kings, opp_men, opp_kings, black, alpha, beta, ply, moves)
-            best_move = self.frontier_move
-        else:
-            path_set = self.path
-            negamax = self.negamax
-            for index, move in enumerate(moves):
-                path, captured = move
-                source, target = 1 << path[0], 1 << path[-1]
-                reversible = False
-                if men & source:
-                    if target & crown:
-                        m, k = men ^ source, kings | target
-                    else:
-                        m, k = men ^ source | target, kings
+        path_set = self.path
+        negamax = self.negamax
+        for index, move in enumerate(moves):
+            path, captured = move
+            source, target = 1 << path[0], 1 << path[-1]
+            reversible = False
+            if men & source:
+                if target & crown:
+                    m, k = men ^ source, kings | target
                 else:
-                    m, k = men, kings ^ source ^ target
-                    reversible = not captured
-                if captured:
-                    om, ok = opp_men & ~captured, opp_kings & ~captured
-                else:
-                    om, ok = opp_men, opp_kings
-                if reversible:
-                    child = (om, ok, m, k, nb)
-                    if child in path_set:
-                        score = 0
-                    else:
-                        path_set.add(child)
-                        try:
-                            score = self._child(
-                                om, ok, m, k, nb, depth, alpha, beta, ply, index, capture
-                            )
-                        finally:
-                            path_set.discard(child)
-                elif index == 0:
+                    m, k = men ^ source | target, kings
+            else:
+                m, k = men, kings ^ source ^ target
+                reversible = not captured
+            if captured:
+                om, ok = opp_men & ~captured, opp_kings & ~captured
+            else:
+                om, ok = opp_men, opp_kings
+            # A king's step may go back to a position on the path: a draw. (The path is left as
+            # it is if the budget runs out below: the search is over then.)
+            repeated = False
+            if reversible:
+                child = (om, ok, m, k, nb)
+                repeated = child in path_set
+                if not repeated:
+                    path_set.add(child)
+            # Principal-variation search: the first move with the full window, the others
+            # with a null window (a late quiet one also a ply shallower), re-searched when
+            # they turn out better.
+            if repeated:
+                score = 0
+            elif index == 0:
+                score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
+            else:
+                reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
+                score = -negamax(om, ok, m, k, nb, reduced, -alpha - 1, -alpha, ply + 1)
+                if score > alpha and reduced < depth - 1:
+                    score = -negamax(om, ok, m, k, nb, depth - 1, -alpha - 1, -alpha, ply + 1)
+                if alpha < score < beta:
                     score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
-                else:
-                    reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
-                    score = -negamax(om, ok, m, k, nb, reduced, -alpha - 1, -alpha, ply + 1)
-                    if score > alpha and reduced < depth - 1:
-                        score = -negamax(om, ok, m, k, nb, depth - 1, -alpha - 1, -alpha, ply + 1)
-                    if alpha < score < beta:
-                        score = -negamax(om, ok, m, k, nb, depth - 1, -beta, -alpha, ply + 1)
-                if score > best:
-                    best = score
-                    best_move = move
-                    if score > alpha:
-                        alpha = score
-                        if alpha >= beta:
-                            break
-        if best >= beta and not capture and best_move is not None:
-            killers = self.killers[ply]
-            if killers[0] != best_move:
-                killers[1] = killers[0]
-                killers[0] = best_move
-            (self.history_black if black else self.history_white)[best_move] += depth * depth
-        if depth == 1:
-            return best
+            if reversible and not repeated:
+                path_set.discard(child)
+            if score > best:
+                best = score
+                best_move = move
+                if score > alpha:
+                    alpha = score
+                    if alpha >= beta:
+                        break
+        if best >= beta and not capture:
+            self._cut(best_move, black, depth, ply)
         if len(self.tt) >= _TT_SIZE:
             self.tt.clear()
         stored = best + ply if best > _WON else best - ply if best < -_WON else best
         flag = _LOWER if best >= beta else _UPPER if best <= original_alpha else _EXACT
-        self.tt[node] = (depth, flag, stored, best_move)
+        self.tt[men, kings, opp_men, opp_kings, black] = (depth, flag, stored, best_move)
         return best
 
-    def _child(
-        self,
-        men: int,
-        kings: int,
-        opp_men: int,
-        opp_kings: int,
-        black: bool,
-        depth: int,
-        alpha: int,
-        beta: int,
-        ply: int,
-        index: int,
-        capture: bool,
-    ) -> int:
-        """A child's score by principal-variation search: the first move with the full window,
-        the others with a null window (a late quiet one also a ply shallower), re-searched when
-        they turn out better."""
-        negamax = self.negamax
-        if index == 0:
-            return -negamax(
-                men, kings, opp_men, opp_kings, black, depth - 1, -beta, -alpha, ply + 1
-            )
-        reduced = depth - 2 if index >= 3 and depth >= 3 and not capture else depth - 1
-        score = -negamax(
-            men, kings, opp_men, opp_kings, black, reduced, -alpha - 1, -alpha, ply + 1
-        )
-        if score > alpha and reduced < depth - 1:
-            score = -negamax(
-                men, kings, opp_men, opp_kings, black, depth - 1, -alpha - 1, -alpha, ply + 1
-            )
-        if alpha < score < beta:
-            score = -negamax(
-                men, kings, opp_men, opp_kings, black, depth - 1, -beta, -alpha, ply + 1
-            )
-        return score
+    def _cut(self, move: InternalMove | None, black: bool, depth: int, ply: int) -> None:
+        """A quiet move cut off: it becomes the ply's first killer and gains history."""
+        if move is None:
+            return
+        killers = self.killers[ply]
+        if killers[0] != move:
+            killers[1] = killers[0]
+            killers[0] = move
+        (self.history_black if black else self.history_white)[move] += depth * depth
 
     # -- the root --------------------------------------------------------------------------------
 

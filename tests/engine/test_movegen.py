@@ -5,9 +5,17 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.engine.movegen import can_step, english_captures, jumpers, quiet_moves
+from app.engine.movegen import (
+    can_step,
+    english_captures,
+    flying_capturers,
+    jumpers,
+    king_slides,
+    pool_captures,
+    quiet_moves,
+)
 from app.rules.board import FULL
-from app.rules.variants import ENGLISH, POOL, _short_jumpers
+from app.rules.variants import ENGLISH, POOL, _flying_capture_exists, _short_jumpers
 
 boards = st.tuples(st.integers(0, FULL), st.integers(0, FULL), st.integers(0, FULL), st.booleans())
 
@@ -41,3 +49,23 @@ def test_pool_men_steps_are_the_rules_steps(board: tuple[int, int, int, bool]) -
     men, _, _, empty = split(occupied, mine_mask, king_mask)
     found = quiet_moves(men, 0, empty) if black else quiet_moves(0, men, empty)
     assert sorted(found) == sorted(POOL._steps(men, 0, empty, black))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(board=boards, sparse=st.integers(0, FULL))
+def test_pool_captures_are_the_rules_captures(
+    board: tuple[int, int, int, bool], sparse: int
+) -> None:
+    occupied, mine_mask, king_mask, black = board
+    men, kings, opp, empty = split(occupied & (sparse | mine_mask), mine_mask, king_mask)
+    flying = flying_capturers(kings, opp, empty)
+    for i in range(32):
+        if kings >> i & 1:
+            assert bool(flying >> i & 1) == _flying_capture_exists(1 << i, opp, empty)
+    assert flying & ~kings == 0
+    jumping = jumpers(men, men, opp, empty)
+    # The same moves in the same order: the search's move ordering starts from it.
+    assert pool_captures(jumping, flying, opp, empty) == POOL._captures(
+        men, kings, opp, empty, black
+    )
+    assert king_slides(kings, empty) == POOL._steps(0, kings, empty, black)

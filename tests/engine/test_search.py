@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine import LEVELS, Limits, SearchResult, level_limits, search, search_position
-from app.engine.evaluate import make_evaluator
+from app.engine.evaluate import KING_VALUE, LAZY_MARGIN, MAN, make_evaluator
 from app.rules import Game, InvalidFenError, Position, get_variant
 
 
@@ -171,3 +171,35 @@ def test_the_evaluation_is_the_same_for_both_colours(variant: str, simple: bool)
         assert evaluate(bm, bk, wm, wk) == -evaluate(
             _turned(wm), _turned(wk), _turned(bm), _turned(bk)
         )
+
+
+def _material(variant: str, bm: int, bk: int, wm: int, wk: int) -> int:
+    """The evaluation's material term for Black, trading down included."""
+    nbm, nbk, nwm, nwk = bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count()
+    lead = MAN * (nbm - nwm) + KING_VALUE[variant] * (nbk - nwk)
+    shown = abs(lead) * (24 - nbm - nbk - nwm - nwk) // 48
+    return lead + shown if lead > 0 else lead - shown if lead < 0 else 0
+
+
+@pytest.mark.parametrize("variant", ["english", "pool"])
+def test_an_evaluation_far_outside_the_window_stops_at_the_material(variant: str) -> None:
+    evaluate = make_evaluator(variant)
+    for seed in range(40):
+        position, _ = random_position(variant, seed, 10 + seed)
+        pieces = (
+            position.black_men,
+            position.black_kings,
+            position.white_men,
+            position.white_kings,
+        )
+        exact = evaluate(*pieces)
+        material = _material(variant, *pieces)
+        # The material less than the margin from the window: the exact score.
+        assert evaluate(*pieces, material + LAZY_MARGIN - 1, material + LAZY_MARGIN + 50) == exact
+        assert evaluate(*pieces, material - LAZY_MARGIN - 50, material - LAZY_MARGIN + 1) == exact
+        # The material the margin or more below the window: an upper bound, at or below it.
+        lo = material + LAZY_MARGIN
+        assert evaluate(*pieces, lo, lo + 50) == material + LAZY_MARGIN <= lo
+        # The margin or more above it: a lower bound, at or above it.
+        hi = material - LAZY_MARGIN
+        assert evaluate(*pieces, hi - 50, hi) == material - LAZY_MARGIN >= hi
