@@ -71,6 +71,8 @@ def _fail(message: str) -> int:
 
 
 def run_best(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from app.engine import Limits, level_limits, search
     from app.rules import RulesError
 
@@ -84,14 +86,8 @@ def run_best(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _fail(str(exc))
     assert limits.movetime_ms is not None
-    budget = Limits(
-        movetime_ms=max(1, limits.movetime_ms - _spent_ms() - EXIT_MARGIN_MS),
-        nodes=limits.nodes,
-        simple=limits.simple,
-        noise=limits.noise,
-        book=limits.book,
-        seed=limits.seed,
-    )
+    # The level's limits (its depth cap too), with the time already spent starting taken off.
+    budget = replace(limits, movetime_ms=max(1, limits.movetime_ms - _spent_ms() - EXIT_MARGIN_MS))
     try:
         result = search(args.fen, args.variant, budget)
     except (RulesError, ValueError) as exc:

@@ -65,3 +65,12 @@ def test_bad_arguments_are_a_one_line_error(args: list[str], message: str) -> No
     assert run.returncode == 2
     assert run.stdout == ""
     assert run.stderr.count("\n") == 1 and message in run.stderr
+
+
+@pytest.mark.parametrize(("level", "depth"), [(5, 6), (6, 8)])
+def test_a_level_searches_as_the_server_plays_it(level: int, depth: int) -> None:
+    """Its depth cap too, not only its movetime: the CLI plays the level the server plays."""
+    run = checkers("best", "--fen", MIDDLE, "--level", str(level))
+    assert run.returncode == 0, run.stderr
+    info = run.stdout.splitlines()[-2].split()
+    assert info[info.index("depth") + 1] == str(depth)
