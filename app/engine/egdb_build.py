@@ -250,6 +250,18 @@ class _Builder:
         return out
 
 
+def extend(base: Egdb, wanted: list[Slice]) -> dict[Slice, bytearray]:
+    """The slices ``wanted`` (and their mirrors) of one piece more than ``base``, solved from
+    ``base``: for a part of a bigger database, whose captures and crownings all lead to ``base``
+    or to ``wanted`` itself (kings only, say)."""
+    builder = _Builder(base.pieces + 1)
+    builder.tables.update((s, bytearray(table)) for s, table in base.tables.items())
+    for pair in _pairs(base.pieces + 1):
+        if any(s in wanted for s in pair):
+            builder.solve(pair)
+    return {s: builder.tables[s] for s in builder.tables if s not in base.tables}
+
+
 def build(pieces: int, progress: Callable[[tuple[Slice, ...]], None] | None = None) -> Egdb:
     """The database of every position of 2 to ``pieces`` pieces (``progress`` is told of each
     pair of slices before it is solved)."""

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from app.engine import Limits, level_limits, search_position
 from app.engine.egdb import EGDB_FILE, Egdb, outcome, shipped_egdb, slice_positions, slices
-from app.engine.egdb_build import build
+from app.engine.egdb_build import build, extend
 from app.engine.search import node_of
 from app.rules import Game, Position, get_variant
 from app.rules.board import Color
@@ -298,3 +298,11 @@ def test_the_database_holds_a_drawn_ending_that_the_search_alone_loses() -> None
     assert held is not None and held.winner is None
     lost = play_out(fen, black=STRONG, white=WITHOUT).outcome()
     assert lost is not None and lost.winner is Color.BLACK
+
+
+def test_slices_of_one_piece_more_solve_from_the_smaller_database() -> None:
+    """``extend`` (bench/egdb.py's five kings) gives the slices a full build gives."""
+    kings = extend(small(), [(0, 2, 0, 2), (0, 3, 0, 1)])
+    assert set(kings) == {(0, 2, 0, 2), (0, 3, 0, 1), (0, 1, 0, 3)}
+    for s, table in kings.items():
+        assert table == shipped().tables[s], s
