@@ -13,9 +13,9 @@ Usage: .venv/bin/python bench/egdb.py [stats] [verify] [choices] [convert] [cost
   search with the shipped database probes only the children that capture; with ``--oracle``
   (a bigger database, e.g. five pieces built by ``checkers build-egdb --pieces 5 --output``),
   for positions of that many pieces.
-- convert: won positions of the database played out under the rules' game (40-move and
-  repetition draws included) by level 8 with and without the database against level 8 with it;
-  how many are won.
+- convert: won positions of the database (or of ``--kings5``/``--oracle``) played out under
+  the rules' game (40-move and repetition draws included) by level 8 with and without the
+  database against level 8 with it; how many are won.
 - cost: the search's nodes per second and time to a fixed depth from positions of five and six
   pieces, with and without the database; how many nodes were answered by a probe.
 """
@@ -173,6 +173,8 @@ def play_out(fen: str, attacker: Limits, defender: Limits, attacker_colour: Colo
 
 
 def run_convert(db: Egdb, games: int, movetime: int, seed: int) -> None:
+    """Won positions of ``db``'s largest size (the shipped database or a bigger oracle); the
+    searches use the shipped database."""
     rng = random.Random(seed)
     won: list[Position] = []
     while len(won) < games:
@@ -271,7 +273,7 @@ def main() -> None:
         elif mode == "choices":
             run_choices(db, oracle, args.positions, args.movetime, args.seed)
         elif mode == "convert":
-            run_convert(db, args.games, args.movetime, args.seed)
+            run_convert(oracle or db, args.games, args.movetime, args.seed)
         elif mode == "cost":
             run_cost(db, args.positions, args.seed)
         else:
