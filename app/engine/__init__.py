@@ -1,7 +1,9 @@
-"""The computer opponent: search and evaluation over the rules' bitboards, levels, opening book.
+"""The computer opponent: search and evaluation over the rules' bitboards, levels, opening book,
+endgame database.
 
-Pure like ``app.rules`` (which is all it imports): no I/O but reading the book shipped inside the
-package. ``search(fen, variant, limits)`` takes and returns picklable values, for a process pool.
+Pure like ``app.rules`` (which is all it imports): no I/O but reading the book and the endgame
+database shipped inside the package. ``search(fen, variant, limits)`` takes and returns
+picklable values, for a process pool.
 """
 
 from app.engine.levels import LEVELS, MAX_LEVEL, level_limits

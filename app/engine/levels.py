@@ -5,7 +5,8 @@ advancement only, and add noise to their root moves' scores (a move up to ``nois
 of a man worse may be chosen), so they lose honestly: by playing legal, plausible, weaker moves.
 Levels 5-8 use the full evaluation and the opening book; 5-7 also stop at a depth (6, 8, 10), two
 plies apart, so that each is clearly stronger than the one below whatever the machine's speed
-(the movetimes alone, 300 to 500 ms, are too close to order them).
+(the movetimes alone, 300 to 500 ms, are too close to order them). Levels 7 and 8 know the
+endgame database's exact results of positions of four pieces or fewer.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ class Level:
     noise: int = 0
     depth: int | None = None
     """The strong levels below 8 stop at this depth (or their movetime, whichever is first)."""
+    egdb: bool = False
+    """Whether the search reads exact results of few-piece endings from the database."""
 
     @property
     def strong(self) -> bool:
@@ -35,8 +38,8 @@ LEVELS: dict[int, Level] = {
     4: Level(200, nodes=1_200, noise=30),
     5: Level(300, depth=6),
     6: Level(400, depth=8),
-    7: Level(500, depth=10),
-    8: Level(1_000),
+    7: Level(500, depth=10, egdb=True),
+    8: Level(1_000, egdb=True),
 }
 MAX_LEVEL = max(LEVELS)
 
@@ -54,4 +57,5 @@ def level_limits(level: int, seed: int | None = None) -> Limits:
         depth=spec.depth,
         book=spec.strong,
         seed=seed,
+        egdb=spec.egdb,
     )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.engine.book import book_move
+from app.engine.egdb import Egdb, shipped_egdb
 from app.engine.evaluate import Evaluator, make_evaluator
 from app.engine.movegen import (
     can_step,
@@ -45,6 +46,7 @@ MAX_PLY = 120
 _EXACT, _LOWER, _UPPER = 0, 1, 2
 _TT_SIZE = 1 << 20
 _CHECK_EVERY = 512
+_EGDB_PIECES_AT_MOST = 5
 _BLACK_CROWN = CROWN_ROW[Color.BLACK]
 _WHITE_CROWN = CROWN_ROW[Color.WHITE]
 
@@ -68,6 +70,8 @@ class Limits:
     """Play from the opening book when the position is in it."""
     seed: int | None = None
     """For the noise and the book's choice; None draws from the system."""
+    egdb: bool = False
+    """Take the exact result of positions of few pieces from the endgame database."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,10 @@ class Searcher:
         )
         self.node_limit = limits.nodes
         self.next_check = min(_CHECK_EVERY, limits.nodes) if limits.nodes else _CHECK_EVERY
+        self.egdb: Egdb | None = None
+        self.egdb_pieces = _EGDB_PIECES_AT_MOST if limits.egdb else 0
+        """Nodes with this many pieces or fewer are probed (the database is read at the first)."""
+        self.probes = 0
 
     # -- budget ----------------------------------------------------------------------------------
 
@@ -169,6 +177,29 @@ class Searcher:
             raise _Stop
         step = self.nodes + _CHECK_EVERY
         self.next_check = min(step, self.node_limit) if self.node_limit else step
+
+    # -- the endgame database --------------------------------------------------------------------
+
+    def probe(
+        self, men: int, kings: int, opp_men: int, opp_kings: int, black: bool, ply: int
+    ) -> int | None:
+        """The exact score of a node of few pieces: a draw is 0, a win or a loss in ``d``
+        plies scores as the search's own forced results, ``WIN - (ply + d)``."""
+        database = self.egdb
+        if database is None:
+            database = self.egdb = shipped_egdb()
+            if database is None:
+                self.egdb_pieces = 0
+                return None
+            self.egdb_pieces = database.pieces
+        value = database.value(men, kings, opp_men, opp_kings, black)
+        if value is None:
+            return None
+        self.probes += 1
+        if not value:
+            return 0
+        distance = ply + value - 1
+        return WIN - distance if value % 2 == 0 else distance - WIN
 
     # -- the tree --------------------------------------------------------------------------------
 
@@ -341,6 +372,10 @@ class Searcher:
         self.nodes += 1
         if self.nodes >= self.next_check:
             self._check()
+        if self.egdb_pieces and (men | kings | opp_men | opp_kings).bit_count() <= self.egdb_pieces:
+            exact = self.probe(men, kings, opp_men, opp_kings, black, ply)
+            if exact is not None:
+                return exact
         # One ply above the horizon the table is not worth its cost: the children are evaluated
         # in the loop anyway.
         tt_move = None
