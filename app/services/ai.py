@@ -143,8 +143,10 @@ def _search_process(parent: int) -> None:
 
 
 def _warm() -> None:
-    """Import the engine in a worker (and load its book) before the first real search."""
+    """Import the engine in a worker, and load its book and endgame database (a probe of a
+    four-piece position), before the first real search."""
     search(None, "english", Limits(depth=1))
+    search("W:WK1,K2:BK31,K32", "english", Limits(depth=2, egdb=True))
 
 
 class AIPlayers:
