@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -273,11 +274,18 @@ class AIPlayers:
         for event in stored:
             payload = event.payload
             if payload.startswith(_STARTED_HEAD):
-                self._wake.set()
+                if self._against_ai(payload):
+                    self._wake.set()
             elif payload.startswith((_MOVE_HEAD, _OFFER_HEAD)):
                 game_id = self._tables.get(event.table_id)
                 if game_id is not None:
                     self.nudge(game_id)
+
+    def _against_ai(self, payload: str) -> bool:
+        """Whether a `game_started` is a game against the computer (only those need the
+        survey: people's games, most of them, start without a query)."""
+        game = json.loads(payload)["game"]
+        return any(self.live.is_ai(game[side]["id"]) for side in ("black", "white"))
 
     def nudge(self, game_id: int) -> None:
         """Look at a game driven here: answer a draw offer, move if it is the AI's turn."""
