@@ -66,10 +66,34 @@ def serving(port: int, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]
         process.wait(10)
 
 
+IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)  # Linux
+
+
+async def connected_from(url: str, source: str, within: float) -> socket.socket:
+    """A TCP connection to `url`'s host from the address `source`. The port is chosen at
+    connect time, not at bind time (IP_BIND_ADDRESS_NO_PORT), so it only has to be unused
+    towards that destination: a port taken by bind() is out of reach of every connect() on the
+    machine, and tens of thousands of them would starve the proxy's own connections to the
+    servers of ports."""
+    host, _, port = url.split("/")[2].partition(":")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1)
+        sock.bind((source, 0))
+        sock.setblocking(False)
+        async with asyncio.timeout(within):
+            await asyncio.get_running_loop().sock_connect(sock, (host, int(port or 80)))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 async def open_one(url: str, source: str, open_timeout: float = 60) -> ClientConnection:
     """An anonymous socket from `source` that subscribed to the lobby; raise if it could not."""
     ws = await websockets.connect(
         url,
+        sock=await connected_from(url, source, open_timeout),
         compression=None,
         open_timeout=open_timeout,
         close_timeout=1,
@@ -77,8 +101,6 @@ async def open_one(url: str, source: str, open_timeout: float = 60) -> ClientCon
         # A browser never sends pings of its own (it only answers the server's, as this client
         # does): the server's ping every 20 s is the traffic an idle visitor makes.
         ping_interval=None,
-        family=socket.AF_INET,
-        local_addr=(source, 0),
     )
     await ws.recv()  # welcome
     await ws.send('{"type":"subscribe_lobby"}')
