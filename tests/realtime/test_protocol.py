@@ -71,7 +71,7 @@ async def test_bad_table_parameters_are_refused(server: Served) -> None:
             await client.send(type="open", room="english-casual")
             await client.expect("table")
         await client.send(type="open", room="english-casual")
-        assert (await client.error())["code"] == "seat_taken"
+        assert (await client.error())["code"] == "too_many_tables"
 
 
 async def test_a_frame_over_the_limit_closes_with_1009(server: Served) -> None:
