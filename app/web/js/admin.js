@@ -4,7 +4,7 @@
 
 import { api, query } from "./api.js";
 import { formatDate, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
-import { variantName } from "./notation.js";
+import { VARIANTS, variantName } from "./notation.js";
 import { session } from "./session.js";
 
 const RESULTS = [
@@ -192,8 +192,7 @@ export async function render(main) {
     const variant = h(
       "select",
       { name: "variant" },
-      h("option", { value: "english", text: "English draughts" }),
-      h("option", { value: "pool", text: "American pool checkers" }),
+      VARIANTS.map(([value, text]) => h("option", { value, text })),
     );
     const minutes = h("input", { name: "minutes", type: "number", min: "0", step: "0.5" });
     const increment = h("input", { name: "increment", type: "number", min: "0", value: "0" });

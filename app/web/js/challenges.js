@@ -8,7 +8,7 @@ import { api } from "./api.js";
 import { flagTitle, formatTimeControl, h, mount, titleFlagText, toast } from "./dom.js";
 import { live } from "./live.js";
 import { expectGame } from "./mygames.js";
-import { variantName } from "./notation.js";
+import { VARIANTS, variantName } from "./notation.js";
 import { play } from "./sound.js";
 
 /** Lichess's decline reasons (the server's `DECLINE_REASONS`), in the words shown for them. */
@@ -314,8 +314,7 @@ export function openChallengeDialog(target) {
   const variant = h(
     "select",
     { name: "variant" },
-    h("option", { value: "english", text: "English draughts" }),
-    h("option", { value: "pool", text: "American pool checkers" }),
+    VARIANTS.map(([value, text]) => h("option", { value, text })),
   );
   const clock = h(
     "select",

@@ -2,6 +2,7 @@
 // `play_ai` and opens its table.
 
 import { h } from "./dom.js";
+import { VARIANTS } from "./notation.js";
 import { live } from "./live.js";
 import { requireUser } from "./session.js";
 
@@ -13,8 +14,7 @@ export function computerPanel() {
   const variant = h(
     "select",
     { name: "variant" },
-    h("option", { value: "english", text: "English draughts" }),
-    h("option", { value: "pool", text: "American pool checkers" }),
+    VARIANTS.map(([value, text]) => h("option", { value, text })),
   );
   const level = h(
     "select",

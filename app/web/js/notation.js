@@ -66,6 +66,9 @@ export function variantName(variant) {
   return VARIANT_NAMES[variant] || variant;
 }
 
+/** The variants as [value, name] pairs, in the order the forms offer them. */
+export const VARIANTS = Object.entries(VARIANT_NAMES);
+
 const COLOR_NAMES = { black: "Black", white: "White" };
 
 export function colorName(color) {
