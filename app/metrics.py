@@ -32,6 +32,12 @@ WS_MESSAGES = Counter(
 MOVES_ACCEPTED = Counter("checkers_moves_accepted_total", "Moves played, by variant.", ["variant"])
 MOVES_REJECTED = Counter("checkers_moves_rejected_total", "Moves refused, by error code.", ["code"])
 GAMES_LIVE = Gauge("checkers_games_live", "Games being played in this process.")
+GAMES_LOADED = Counter(
+    "checkers_games_loaded_total",
+    "Games in progress read from the database into this process's copy (after a restart, or a "
+    "game this process did not see start); a game started on another process is served from "
+    "its game_started event instead.",
+)
 GAMES_FINISHED = Counter(
     "checkers_games_finished_total",
     "Games finished, by variant and termination.",

@@ -47,6 +47,9 @@ class GameStarted(TypedDict):
     type: Literal["game_started"]
     table: int
     game: dict[str, Any]  # the game as `games.game_payload` shows it
+    # The table as the game begins, as `table_update` shows it: with `game`, all a process needs
+    # to serve the game without reading it (`games.follow`).
+    table_state: dict[str, Any]
 
 
 class MoveEvent(TypedDict):
@@ -164,8 +167,8 @@ def table_update(table_id: int, state: dict[str, Any]) -> TableUpdate:
     return {"type": "table_update", "table": table_id, "state": state}
 
 
-def game_started(table_id: int, game: dict[str, Any]) -> GameStarted:
-    return {"type": "game_started", "table": table_id, "game": game}
+def game_started(table_id: int, game: dict[str, Any], table_state: dict[str, Any]) -> GameStarted:
+    return {"type": "game_started", "table": table_id, "game": game, "table_state": table_state}
 
 
 def move(

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import games as stored_games
 from app.db.models import Game as GameRow
 from app.db.table_log import Executor, StoredEvent
-from app.metrics import GAMES_FINISHED, GAMES_LIVE, MOVES_REJECTED
+from app.metrics import GAMES_FINISHED, GAMES_LIVE, GAMES_LOADED, MOVES_REJECTED
 from app.rules import Color, Game, Outcome, Result, RulesError, Termination, get_variant
 from app.services import events, heartbeat, ratings, refusals
 from app.services.clocks import GameClock
@@ -107,6 +107,7 @@ async def _get(live: LivePlay, game_id: int) -> LiveGame:
     if loaded is None:
         raise PlayError("not_found", f"no game {game_id}")
     if loaded.status == GameStatus.PLAYING:
+        GAMES_LOADED.inc()
         _cache(live, loaded)
     return loaded
 
@@ -173,6 +174,7 @@ def _first_move_due(ply: int, deadline: datetime | None) -> float | None:
 
 _MOVE_HEAD = '{"type":"move",'
 _ENDED_HEAD = '{"type":"game_ended",'
+_STARTED_HEAD = '{"type":"game_started",'
 
 
 def follow(live: LivePlay, event: StoredEvent) -> None:
@@ -198,6 +200,51 @@ def follow(live: LivePlay, event: StoredEvent) -> None:
         lg = live.games.get(json.loads(payload)["game"])
         if lg is not None and not (lg.lock is not None and lg.lock.locked()):
             _forget(live, lg)
+    elif payload.startswith(_STARTED_HEAD):
+        started: events.GameStarted = json.loads(payload)
+        lg = _started(live, started)
+        if lg is not None:
+            _cache(live, lg)
+
+
+def _started(live: LivePlay, event: events.GameStarted) -> LiveGame | None:
+    """The copy of a game another process just started, built from its `game_started` alone
+    (no query at its first move here), if one of its players is connected to this process and
+    the event shows it as it began; else None (it is read from storage if it is used)."""
+    data, state = event["game"], event.get("table_state")
+    black, white = data["black"], data["white"]
+    if (
+        state is None
+        or data["id"] in live.games
+        or ((lock := live.game_locks.get(data["id"])) is not None and lock.locked())
+        or data["ply"] != 0
+        or data["status"] != GameStatus.PLAYING
+        or not (live.connected_here(black["id"]) or live.connected_here(white["id"]))
+    ):
+        return None
+    table = TableInfo.of_state(state)
+    clocks = data["clocks"]
+    due = data["first_move_deadline"]
+    return LiveGame(
+        id=data["id"],
+        table_id=data["table"],
+        room_id=table.room_id,
+        variant=data["variant"],
+        start_fen=data["start_fen"],
+        black=PlayerRef.of_seat(black),
+        white=PlayerRef.of_seat(white),
+        game=Game(get_variant(data["variant"]), start_fen=data["start_fen"]),
+        # No clock runs before both sides' first moves, so when it was started is not needed.
+        clock=GameClock(
+            table.clock_increment_s * 1000, clocks["black"], clocks["white"], time.time()
+        )
+        if clocks is not None
+        else None,
+        draw_offer=None,
+        away={Color(colour): since / 1000 for colour, since in data["away"].items()},
+        first_move_deadline=due / 1000 if due is not None else None,
+        table=table,
+    )
 
 
 async def _follow_when_free(live: LivePlay, lock: asyncio.Lock, data: events.MoveEvent) -> None:

@@ -85,6 +85,11 @@ class PlayerRef:
     def payload(self) -> events.Player:
         return {"id": self.id, "name": self.name}
 
+    @classmethod
+    def of_seat(cls, seat: Mapping[str, Any]) -> PlayerRef:
+        """The player a `seat_payload` shows."""
+        return cls(seat["id"], seat["name"], seat.get("rating"), bool(seat.get("provisional")))
+
     def seat_payload(self) -> events.SeatedPlayer:
         """The player as a table's seats and a game's sides show them, with the rating."""
         return {
@@ -184,6 +189,32 @@ class TableInfo:
         if self.clock_base_s is None:
             return None
         return {"base": self.clock_base_s, "increment": self.clock_increment_s}
+
+    @classmethod
+    def of_state(cls, state: Mapping[str, Any]) -> TableInfo:
+        """The table a `table_update`'s state shows (`LivePlay.table_payload`), its invite code
+        aside (shown to its players only, and not needed to serve its games)."""
+        clock = state.get("clock")
+        players = [PlayerRef.of_seat(p) for p in state["players"]]
+        status = state["status"]
+        return cls(
+            id=state["id"],
+            room_id=state["room"],
+            variant=state["variant"],
+            clock_base_s=clock["base"] if clock else None,
+            clock_increment_s=clock["increment"] if clock else 0,
+            colour=state["colour"],
+            private=bool(state["private"]),
+            invite=None,
+            start_fen=state.get("start_fen"),
+            owner=players[0] if players else None,
+            guest=players[1] if len(players) > 1 else None,
+            closed=status == TableState.CLOSED,
+            game_id=state.get("game"),
+            game_status=GameStatus.PLAYING if status == TableState.PLAYING else None,
+            rematch=frozenset(state.get("rematch") or ()),
+            rated=bool(state.get("rated")),
+        )
 
 
 async def read_table(db: Executor, table_id: int, *, lock: bool = False) -> TableInfo | None:

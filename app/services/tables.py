@@ -360,13 +360,11 @@ async def _create_game(
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
     table.game_id, table.game_status = game_id, GameStatus.PLAYING
+    update = live.table_update(table)
     stored = await live.record(
         db,
         table.id,
-        [
-            live.table_update(table),
-            events.game_started(table.id, games.game_payload(live, lg, now)),
-        ],
+        [update, events.game_started(table.id, games.game_payload(live, lg, now), update["state"])],
         started,
     )
     lg.table = replace(table)

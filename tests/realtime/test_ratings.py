@@ -8,15 +8,18 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from app.db.engine import Database
 from app.db.models import Rating, RatingChange
 from app.rules import Game, get_variant
+from app.services import games
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
 from tests.support.ws import Client, connect, guest, start_game
@@ -264,3 +267,34 @@ async def test_endings_raced_on_two_servers_rate_the_game_once(
         ("bullet", 1),
     ]
     assert changes == 4
+
+
+async def test_a_game_started_on_one_server_is_served_by_the_other_without_reading_it(
+    two_servers: list[Served], db_url: str
+) -> None:
+    """The process a game did not start on builds its copy from `game_started`: the first
+    move there needs no query, and a rated game ended there by a move is rated."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("several server processes share a database on PostgreSQL")
+    one, two = two_servers
+    loaded_before = REGISTRY.get_sample_value("checkers_games_loaded_total") or 0.0
+    async with member(one.url, "judy") as a, member(two.url, "karl") as b:
+        # `b` sits down through the second server, which starts the game.
+        match = await start_game(a, b, room="english-blitz", rated=True)
+        live = one.app.state.live
+        copy = live.games.get(match.id)
+        assert copy is not None, "the first server did not take the game from its start event"
+        stored = await games.read(live, match.id)
+        assert stored is not None and copy.table is not None and stored.table is not None
+        now = time.time()
+        assert games.game_payload(live, copy, now) == games.game_payload(live, stored, now)
+        assert replace(copy.table, invite=None) == replace(stored.table, invite=None)
+        await match.play(*GIVEAWAY[:-1])
+        # The game-ending move, on the first server: rated from the table the event carried.
+        await a.send(type="move", game=match.id, move=GIVEAWAY[-1], ply=match.ply)
+        for client in (a, b):
+            ended = await client.expect("game_ended")
+            assert ended["rating_change"]["black"]["diff"] > 0
+            update = await client.expect("table_update")
+            assert update["state"]["status"] == "finished"
+    assert (REGISTRY.get_sample_value("checkers_games_loaded_total") or 0.0) == loaded_before
