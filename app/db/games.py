@@ -288,9 +288,12 @@ async def confirm(
 # --- creating and reading games ------------------------------------------------------------
 
 
+_CREATE = insert(Game).returning(Game.id)  # the columns are those of the values given
+
+
 async def create(db: Executor, **values: Any) -> int:
     """Store a new game (the columns of `games`) and return its id."""
-    game_id = await db.scalar(insert(Game).values(**values).returning(Game.id))
+    game_id = await db.scalar(_CREATE, values)
     assert game_id is not None
     return int(game_id)
 

@@ -14,7 +14,17 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, func, literal_column, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    and_,
+    bindparam,
+    case,
+    func,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -103,13 +113,16 @@ _TABLE_QUERY = (
 )
 
 
+# One table by id, built once: the statement's cache key (its joins make it costly) is then
+# computed once, not at every game start.
+_READ = _TABLE_QUERY.where(GameTable.id == bindparam("table_id"))
+_READ_LOCKED = _READ.with_for_update(of=GameTable)
+
+
 async def read(db: Executor, table_id: int, *, lock: bool = False) -> Sequence[Any] | None:
     """The table's row as `_TABLE_QUERY` gives it (None: no such table); with `lock`, the
     table's row stays locked until the transaction ends."""
-    query = _TABLE_QUERY.where(GameTable.id == table_id)
-    if lock:
-        query = query.with_for_update(of=GameTable)
-    return (await db.execute(query)).first()
+    return (await db.execute(_READ_LOCKED if lock else _READ, {"table_id": table_id})).first()
 
 
 async def _read_all(db: Executor, *where: ColumnElement[bool]) -> list[Sequence[Any]]:

@@ -303,9 +303,17 @@ async def _store_table(
 
 
 async def _create_game(
-    live: LivePlay, db: Executor, table: TableInfo, black: PlayerRef, white: PlayerRef
+    live: LivePlay,
+    db: Executor,
+    table: TableInfo,
+    black: PlayerRef,
+    white: PlayerRef,
+    *,
+    rated_seats: bool = False,
 ) -> tuple[LiveGame, list[StoredEvent]]:
-    """Store a new game at the (locked) table, Black and White now its two seats."""
+    """Store a new game at the (locked) table, Black and White now its two seats.
+    `rated_seats`: both players come as the table was just read, with their ratings (a
+    rematch), so the seats need not be read again to show them."""
     if table.closed:
         raise PlayError("not_found", f"table {table.id} is closed")
     if table.game_status == GameStatus.PLAYING:
@@ -338,11 +346,12 @@ async def _create_game(
         deadline_at=as_datetime(now + live.settings.first_move_seconds),
     )
     await stored_tables.seat(db, table.id, black.id, white.id)
-    # Both seats as the table now reads them: with the ratings shown beside their names (the
-    # player who just sat down came without theirs).
-    seated = await read_table(db, table.id)
-    if seated is not None and seated.owner is not None and seated.guest is not None:
-        black, white = seated.owner, seated.guest
+    if not rated_seats:
+        # Both seats as the table now reads them: with the ratings shown beside their names
+        # (the player who just sat down came without theirs).
+        seated = await read_table(db, table.id)
+        if seated is not None and seated.owner is not None and seated.guest is not None:
+            black, white = seated.owner, seated.guest
     clock = None
     if base_ms is not None:
         clock = GameClock(table.clock_increment_s * 1000, base_ms, base_ms, now)
@@ -496,7 +505,9 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             await live.publish_lobby(table)
             return
         last_black, last_white = players
-        lg, stored = await _create_game(live, session, table, last_white, last_black)
+        lg, stored = await _create_game(
+            live, session, table, last_white, last_black, rated_seats=True
+        )
         await session.commit()
     await started(live, table, lg, stored)
 
