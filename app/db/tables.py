@@ -221,15 +221,28 @@ async def is_seated(db: Executor, table_id: int, user_id: int) -> bool:
     return found is not None
 
 
+# The two changes of every game start, built once (see `_READ`).
+_SEAT = (
+    update(GameTable)
+    .where(GameTable.id == bindparam("table_id"))
+    .values(owner_id=bindparam("black_id"), guest_id=bindparam("white_id"), rematch=None)
+)
+_ASK_REMATCH = (
+    update(GameTable)
+    .where(GameTable.id == bindparam("table_id"))
+    .values(rematch=bindparam("asking", type_=GameTable.rematch.type))
+)
+
+
 async def seat(db: Executor, table_id: int, black_id: int, white_id: int) -> None:
     """A game starts at the (locked) table: Black is its owner, White its guest, and no
     rematch is asked any more."""
-    await _set(db, table_id, owner_id=black_id, guest_id=white_id, rematch=None)
+    await db.execute(_SEAT, {"table_id": table_id, "black_id": black_id, "white_id": white_id})
 
 
 async def ask_rematch(db: Executor, table_id: int, asking: Collection[int]) -> None:
     """Who asked for a rematch at the (locked) table."""
-    await _set(db, table_id, rematch=sorted(asking))
+    await db.execute(_ASK_REMATCH, {"table_id": table_id, "asking": sorted(asking)})
 
 
 async def hand_over(db: Executor, table_id: int, owner_id: int) -> None:
