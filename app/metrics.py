@@ -43,6 +43,11 @@ GAMES_FINISHED = Counter(
     "Games finished, by variant and termination.",
     ["variant", "termination"],
 )
+EVENT_LOG_READS = Counter(
+    "checkers_event_log_reads_total",
+    "Reads of a table's event log for events this process missed: a ring lost, or later than "
+    "the wait for it.",
+)
 LOGINS = Counter(
     "checkers_logins_total",
     "Log-in attempts, by outcome (ok, bad_credentials, banned, throttled, guest, registered).",

@@ -25,7 +25,7 @@ from typing import Any
 from app.broker import SubscriberDropped
 from app.db import table_log
 from app.db.table_log import StoredEvent
-from app.metrics import WS_CONNECTIONS
+from app.metrics import EVENT_LOG_READS, WS_CONNECTIONS
 from app.realtime.connections import (
     CLOSE_NORMAL,
     CLOSE_POLICY,
@@ -52,6 +52,10 @@ EVENTS_KEPT = 200  # the last events of each table, for clients that resume
 MAX_WATCHED_TABLES = 50
 FEED_LINGER_SECONDS = 30.0  # keep a table's feed a while after its last watcher left
 CATCH_UP_BATCH = 500  # events read from the log at a time
+# An event that arrives ahead of one still missing is held this long for the missing one's ring
+# before the log is read: the rings of two processes writing one table in turn (both players
+# asking for a rematch at once, say) often cross, and the ring is cheaper than a query.
+GAP_WAIT_SECONDS = 0.1
 EPOCH = "log"  # names the numbering: every table's events are numbered by its log
 SPECTATORS_EVERY_SECONDS = 1.0  # at most one spectator-count update per table to the lobby
 
@@ -68,6 +72,10 @@ class TableFeed:
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
         self.catching_up: asyncio.Task[None] | None = None
+        # Events that arrived ahead of a missing one (by number, with whether they are foreign),
+        # and the timer that reads the log if the missing one's ring does not come.
+        self.early: dict[int, tuple[StoredEvent, bool]] = {}
+        self.gap_timer: asyncio.TimerHandle | None = None
         self.linger: asyncio.TimerHandle | None = None
         # The table as the lobby last heard of it from here (None: not since the feed began),
         # whether it left the lobby, the spectator count the lobby was given, when, and a
@@ -343,14 +351,37 @@ class Hub:
                 self._offer(feed, event)
 
     def _offer(self, feed: TableFeed, event: StoredEvent, *, foreign: bool = False) -> None:
-        """Deliver the table's next event; ignore one already delivered; read the log when
-        some are missing before it. `foreign`: stored by another process (rung on the broker
-        or read from the log), so this process's copy of the game may need it too."""
+        """Deliver the table's next event; ignore one already delivered; hold one that comes
+        ahead of some missing, and read the log if they do not come within
+        `GAP_WAIT_SECONDS`. `foreign`: stored by another process (rung on the broker or read
+        from the log), so this process's copy of the game may need it too."""
         if event.seq <= feed.version:
             return
         if event.seq > feed.version + 1:
-            self._catch_up(feed)
+            feed.early[event.seq] = (event, foreign)
+            if feed.gap_timer is None:
+                feed.gap_timer = asyncio.get_running_loop().call_later(
+                    GAP_WAIT_SECONDS, self._gap_unfilled, feed
+                )
             return
+        self._apply(feed, event, foreign)
+        while feed.early:
+            held = feed.early.pop(feed.version + 1, None)
+            if held is None:
+                break
+            self._apply(feed, *held)
+        if not feed.early and feed.gap_timer is not None:
+            feed.gap_timer.cancel()
+            feed.gap_timer = None
+
+    def _gap_unfilled(self, feed: TableFeed) -> None:
+        feed.gap_timer = None
+        if feed.early:
+            self._catch_up(feed)
+
+    def _apply(self, feed: TableFeed, event: StoredEvent, foreign: bool) -> None:
+        """Deliver the table's next event (numbered one after the last delivered)."""
+        feed.early.pop(event.seq, None)
         feed.version = event.seq
         if foreign:
             games.follow(self.live, event)
@@ -377,6 +408,7 @@ class Hub:
     async def _read_missed(self, feed: TableFeed) -> None:
         try:
             while True:
+                EVENT_LOG_READS.inc()
                 async with self.live.db.session() as session:
                     missed = await table_log.since(
                         session, feed.table_id, feed.version, CATCH_UP_BATCH
@@ -544,6 +576,8 @@ class Hub:
             del self.feeds[feed.table_id]
         if feed.spectators_timer is not None:
             feed.spectators_timer.cancel()
+        if feed.gap_timer is not None:
+            feed.gap_timer.cancel()
         for task in (feed.task, feed.catching_up):
             if task is not None and task is not asyncio.current_task():
                 task.cancel()

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import UTC, datetime
 
 import pytest
+from prometheus_client import REGISTRY
 
 from app.db.models import Game as GameRow
+from app.db.table_log import StoredEvent
 from app.services.game_state import stored_clock
+from app.services.live import read_table, table_channel
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
 from tests.support.ws import connect, guest, guest_token, start_game
@@ -179,3 +183,51 @@ async def test_a_move_rung_while_the_copy_is_busy_is_applied_once_it_is_free(
                 break
             await asyncio.sleep(0.01)
         assert live.games[match.id].game.ply == 3
+
+
+async def _stored_elsewhere(served: Served, table_id: int, count: int) -> list[StoredEvent]:
+    """`count` events stored at the table as another process would store them (their rings
+    are for the test to send)."""
+    live = served.app.state.live
+    async with live.db.session() as session:
+        table = await read_table(session, table_id)
+        assert table is not None
+        stored = await live.record(
+            session, table_id, [live.table_update(table)] * count, datetime.now(UTC)
+        )
+        await session.commit()
+    return stored
+
+
+async def _ring(served: Served, event: StoredEvent) -> None:
+    await served.app.state.live.broker.publish(table_channel(event.table_id), event.frame)
+
+
+async def test_rings_that_cross_are_put_in_order_without_reading_the_log(server: Served) -> None:
+    async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as watcher:
+        match = await start_game(a, b)
+        table_id = match.table["id"]
+        await watcher.send(type="watch", table=table_id)
+        version = (await watcher.expect("table"))["v"]
+        reads = REGISTRY.get_sample_value("checkers_event_log_reads_total")
+        assert reads is not None
+        first, second = await _stored_elsewhere(server, table_id, 2)
+        await _ring(server, second)  # it overtook the first on its way
+        await _ring(server, first)
+        assert (await watcher.expect("table_update"))["v"] == version + 1
+        assert (await watcher.expect("table_update"))["v"] == version + 2
+        assert REGISTRY.get_sample_value("checkers_event_log_reads_total") == reads
+
+
+async def test_an_event_whose_ring_is_lost_is_read_from_the_log(server: Served) -> None:
+    async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as watcher:
+        match = await start_game(a, b)
+        table_id = match.table["id"]
+        await watcher.send(type="watch", table=table_id)
+        version = (await watcher.expect("table"))["v"]
+        reads = REGISTRY.get_sample_value("checkers_event_log_reads_total") or 0.0
+        _, second = await _stored_elsewhere(server, table_id, 2)
+        await _ring(server, second)  # the first's ring never comes
+        assert (await watcher.expect("table_update"))["v"] == version + 1
+        assert (await watcher.expect("table_update"))["v"] == version + 2
+        assert (REGISTRY.get_sample_value("checkers_event_log_reads_total") or 0.0) > reads
