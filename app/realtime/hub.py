@@ -181,10 +181,17 @@ class Hub:
             return
         async with self.live.db.session() as session:
             heads = await table_log.heads(session, list(self.feeds))
+        loop = asyncio.get_running_loop()
         for table_id, head in heads.items():
             feed = self.feeds.get(table_id)
             if feed is not None and head > feed.version:
-                self._catch_up(feed)
+                # Behind the log: most often its last rings are on their way (a busy table's
+                # always are, for a moment); read the log if they do not come in time.
+                loop.call_later(GAP_WAIT_SECONDS, self._still_behind, feed, head)
+
+    def _still_behind(self, feed: TableFeed, head: int) -> None:
+        if feed.version < head and self.feeds.get(feed.table_id) is feed:
+            self._catch_up(feed)
 
     # --- connections ---------------------------------------------------------------------
 

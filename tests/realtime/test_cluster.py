@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY
 
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
+from app.realtime.hub import GAP_WAIT_SECONDS, Hub
 from app.services.game_state import stored_clock
 from app.services.live import read_table, table_channel
 from tests.conftest import PrivateRedis, make_settings
@@ -231,3 +232,20 @@ async def test_an_event_whose_ring_is_lost_is_read_from_the_log(server: Served) 
         assert (await watcher.expect("table_update"))["v"] == version + 1
         assert (await watcher.expect("table_update"))["v"] == version + 2
         assert (REGISTRY.get_sample_value("checkers_event_log_reads_total") or 0.0) > reads
+
+
+async def test_a_comparison_with_the_log_waits_for_rings_on_their_way(server: Served) -> None:
+    hub: Hub = server.app.state.hub
+    async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as watcher:
+        match = await start_game(a, b)
+        table_id = match.table["id"]
+        await watcher.send(type="watch", table=table_id)
+        version = (await watcher.expect("table"))["v"]
+        reads = REGISTRY.get_sample_value("checkers_event_log_reads_total")
+        assert reads is not None
+        (stored,) = await _stored_elsewhere(server, table_id, 1)
+        await hub._compare_heads()  # the periodic comparison finds the table one behind
+        await _ring(server, stored)  # and then its ring comes
+        assert (await watcher.expect("table_update"))["v"] == version + 1
+        await asyncio.sleep(GAP_WAIT_SECONDS * 3)
+        assert REGISTRY.get_sample_value("checkers_event_log_reads_total") == reads
