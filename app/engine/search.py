@@ -19,7 +19,15 @@ from dataclasses import dataclass
 
 from app.engine.book import book_move
 from app.engine.egdb import Egdb, shipped_egdb
-from app.engine.evaluate import Evaluator, make_evaluator
+from app.engine.evaluate import (
+    KING_VALUE,
+    LAZY_MARGIN,
+    MAN,
+    UNBOUNDED,
+    Evaluator,
+    make_evaluator,
+    make_positional,
+)
 from app.engine.movegen import (
     can_step,
     english_captures,
@@ -145,6 +153,10 @@ class Searcher:
         self.captures = variant._captures
         evaluator = make_evaluator(variant.name, simple=limits.simple)
         self.evaluate_black: Evaluator = evaluator
+        self.positional = make_positional(variant.name, simple=limits.simple)
+        self.lazy_margin = UNBOUNDED if limits.simple else LAZY_MARGIN
+        """The evaluation's lazy margin, for the leaf loop's own test (the simple one has none)."""
+        self.king_value = KING_VALUE[variant.name]
         self.english = variant.name == "english"
         self.frontier_move: InternalMove | None = None
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
@@ -253,11 +265,17 @@ class Searcher:
         crown = _BLACK_CROWN if black else _WHITE_CROWN
         nb = not black
         english = self.english
-        evaluate = self.evaluate_black
         path_set = self.path
         best = -INFINITE
         best_move: InternalMove | None = None
         lost = WIN - ply - 1
+        # The evaluation's lazy test is done here, without a call (``evaluate.material`` written
+        # out, for the side to move here): the material is the same for every child but a
+        # capture or a crowning, so it is counted at the first child that needs it.
+        positional = self.positional
+        margin = self.lazy_margin
+        king_value = self.king_value
+        counted = material = 0
         # The node count is kept in a local between the calls that need it in ``self``.
         nodes, next_check = self.nodes, self.next_check
         for move in moves:
@@ -341,10 +359,30 @@ class Searcher:
                     or (up >> 4 | (up & 0xE0E0E0E0) >> 5 | (up & 0x07070707) >> 3) & empty
                 ):
                     score = lost
-                elif black:
-                    score = evaluate(m, k, om, ok, alpha, beta)
                 else:
-                    score = -evaluate(om, ok, m, k, -beta, -alpha)
+                    # The parent's material, unless this move takes or crowns.
+                    same = not (captured or men & source and target & crown)
+                    if same and counted:
+                        total, lead = counted, material
+                    else:
+                        total = (mine | theirs).bit_count()
+                        lead = MAN * (m.bit_count() - om.bit_count()) + king_value * (
+                            k.bit_count() - ok.bit_count()
+                        )
+                        if lead > 0:
+                            lead += lead * (24 - total) // 48
+                        elif lead < 0:
+                            lead -= -lead * (24 - total) // 48
+                        if same:
+                            counted, material = total, lead
+                    if lead + margin <= alpha:
+                        score = lead + margin
+                    elif lead - margin >= beta:
+                        score = lead - margin
+                    elif black:
+                        score = positional(m, k, om, ok, lead, total)
+                    else:
+                        score = -positional(om, ok, m, k, -lead, total)
             if score > best:
                 best, best_move = score, move
                 if score > alpha:
