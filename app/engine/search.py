@@ -55,6 +55,8 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 _TT_SIZE = 1 << 20
 _CHECK_EVERY = 512
 _EGDB_PIECES_AT_MOST = 5
+_BIT = tuple(1 << i for i in range(32))
+"""The bit of each square: read from a table, not shifted (a shift makes a new int)."""
 _BLACK_CROWN = CROWN_ROW[Color.BLACK]
 _WHITE_CROWN = CROWN_ROW[Color.WHITE]
 
@@ -158,13 +160,21 @@ class Searcher:
         """The evaluation's lazy margin, for the leaf loop's own test (the simple one has none)."""
         self.king_value = KING_VALUE[variant.name]
         self.english = variant.name == "english"
+        self.path: set[Node] = set()
+        self.leaf_constants = (
+            self.english,
+            self.path,
+            self.positional,
+            self.lazy_margin,
+            self.king_value,
+        )
+        """What the leaf loop reads from ``self``, in one tuple: one read per call."""
         self.frontier_move: InternalMove | None = None
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
         self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
         self.history_black: defaultdict[InternalMove, int] = defaultdict(int)
         self.history_white: defaultdict[InternalMove, int] = defaultdict(int)
         """The history heuristic: how much each quiet move has cut off, per colour."""
-        self.path: set[Node] = set()
         self.nodes = 0
         self.limits = limits
         self.rng = rng
@@ -263,24 +273,20 @@ class Searcher:
             if ply >= MAX_PLY:
                 return 0
         crown = _BLACK_CROWN if black else _WHITE_CROWN
+        bit = _BIT
         nb = not black
-        english = self.english
-        path_set = self.path
         best = -INFINITE
         best_move: InternalMove | None = None
-        lost = WIN - ply - 1
         # The evaluation's lazy test is done here, without a call (``evaluate.material`` written
         # out, for the side to move here): the material is the same for every child but a
         # capture or a crowning, so it is counted at the first child that needs it.
-        positional = self.positional
-        margin = self.lazy_margin
-        king_value = self.king_value
+        english, path_set, positional, margin, king_value = self.leaf_constants
         counted = material = 0
         # The node count is kept in a local between the calls that need it in ``self``.
         nodes, next_check = self.nodes, self.next_check
         for move in moves:
             path, captured = move
-            source, target = 1 << path[0], 1 << path[-1]
+            source, target = bit[path[0]], bit[path[-1]]
             if men & source:
                 if target & crown:
                     m, k = men ^ source, kings | target
@@ -358,7 +364,7 @@ class Searcher:
                     (down << 4 | (down & 0xE0E0E0E0) << 3 | (down & 0x07070707) << 5) & empty
                     or (up >> 4 | (up & 0xE0E0E0E0) >> 5 | (up & 0x07070707) >> 3) & empty
                 ):
-                    score = lost
+                    score = WIN - ply - 1  # the child's side has no move: lost
                 else:
                     # The parent's material, unless this move takes or crowns.
                     same = not (captured or men & source and target & crown)
@@ -511,6 +517,7 @@ class Searcher:
                     self._cut(self.frontier_move, black, 1, ply)
                 return best
         crown = _BLACK_CROWN if black else _WHITE_CROWN
+        bit = _BIT
         nb = not black
         best = -INFINITE
         best_move: InternalMove | None = None
@@ -519,7 +526,7 @@ class Searcher:
         negamax = self.negamax
         for index, move in enumerate(moves):
             path, captured = move
-            source, target = 1 << path[0], 1 << path[-1]
+            source, target = bit[path[0]], bit[path[-1]]
             reversible = False
             if men & source:
                 if target & crown:
