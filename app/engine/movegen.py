@@ -216,6 +216,16 @@ _UL_RAY, _UL_BEYOND = _ray_tables(UP_LEFT)
 _UR_RAY, _UR_BEYOND = _ray_tables(UP_RIGHT)
 _DL_RAY, _DL_BEYOND = _ray_tables(DOWN_LEFT)
 _DR_RAY, _DR_BEYOND = _ray_tables(DOWN_RIGHT)
+_TAKEN_FROM: Final = tuple(
+    sum(
+        1 << j
+        for direction in (UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT)
+        for j in RAYS[direction][i][:-1]
+    )
+    for i in range(32)
+)
+"""For each square: the squares a flying king there could take a piece on (every square of
+its diagonals but the last, which has nothing beyond it)."""
 
 
 def flying_capturers(kings: int, opp: int, empty: int) -> int:
@@ -228,6 +238,8 @@ def flying_capturers(kings: int, opp: int, empty: int) -> int:
         low = pieces & -pieces
         pieces ^= low
         i = low.bit_length() - 1
+        if not opp & _TAKEN_FROM[i]:
+            continue
         # Up the board the nearest piece is the highest bit; down it is the lowest.
         met = _UL_RAY[i] & occupied
         if met:
@@ -297,7 +309,11 @@ def _flying_jumps(
         rest, taken = opp ^ over, captured | over
         continued = False
         for k in squares:
-            if _flying_jumps(k, rest, empty, occupied, (*path, k), taken, out):
+            # (Without an opponent's piece on a diagonal from k, short of its end, the
+            # capture cannot go on from there: no call.)
+            if rest & _TAKEN_FROM[k] and _flying_jumps(
+                k, rest, empty, occupied, (*path, k), taken, out
+            ):
                 continued = True
         if not continued:
             out.extend(((*path, k), taken) for k in squares)
