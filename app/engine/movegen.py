@@ -336,6 +336,9 @@ _SLIDES: Final = tuple(
     for direction in (UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT)
 )
 """_SLIDES[direction][square][n]: the moves to the n nearest squares that way (shared)."""
+_SLIDING: Final = tuple(
+    (rays, up, slides) for (rays, _, up), slides in zip(_FLYING, _SLIDES, strict=True)
+)
 
 
 def king_slides(kings: int, empty: int) -> list[InternalMove]:
@@ -348,7 +351,7 @@ def king_slides(kings: int, empty: int) -> list[InternalMove]:
         low = kings & -kings
         kings ^= low
         i = low.bit_length() - 1
-        for (rays, _, up), slides in zip(_FLYING, _SLIDES, strict=True):
+        for rays, up, slides in _SLIDING:
             free = rays[i]
             met = free & occupied
             if met:
@@ -373,7 +376,10 @@ def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[Inter
         _flying_jumps(i, opp, space, FULL ^ space, (i,), 0, found)
         # Single captures are distinct by their landing squares; longer ones may be one
         # move written with different stops (the rules keep the nearest).
-        if len(found) > 1 and any(len(path) > 2 for path, _ in found):
-            found = _distinct_captures(found)
+        if len(found) > 1:
+            for path, _ in found:  # (a loop: cheaper than any() over a generator)
+                if len(path) > 2:
+                    found = _distinct_captures(found)
+                    break
         out.extend(found)
     return out
