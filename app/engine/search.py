@@ -313,8 +313,12 @@ class Searcher:
             # Does the child's side to move have a capture pending? (movegen.jumpers written
             # out: this runs at every leaf.) Black's men jump and step towards 32, White's
             # away from it; pool's men jump both ways, its flying kings are looked at apart.
-            # The row masks are written as numbers: EVEN_ROWS 0x0F0F0F0F, ODD_ROWS
-            # 0xF0F0F0F0, EVEN_NOT_RIGHT 0x07070707, ODD_NOT_LEFT 0xE0E0E0E0.
+            # The row masks are written as numbers (EVEN_ROWS 0x0F0F0F0F, ODD_ROWS 0xF0F0F0F0,
+            # EVEN_NOT_RIGHT 0x07070707, ODD_NOT_LEFT 0xE0E0E0E0), cut to the bits that can be
+            # set where they are used: every operation is then on the board shifted down, an
+            # int below 2**30, which CPython works on in one digit (a board with square 31 or
+            # 32 set has two, and takes the slow path). So the jumps towards square 1 are
+            # found by their landing squares (shifted down 7 or 9), moved back at the end.
             flying = 0
             if english:
                 if nb:
@@ -329,15 +333,19 @@ class Searcher:
             if down:
                 shifted = mine >> 4
                 pending = down & (
-                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | mine >> 3 & 0xF0F0F0F0)
-                    | 0x00777777 & empty >> 9 & (mine >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x000F0F0F | mine >> 3 & 0x00F0F0F0)
+                    | 0x00777777 & empty >> 9 & (mine >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0)
                 )
             if up:
-                shifted = mine << 4
-                pending |= up & (
-                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | mine << 5 & 0xF0F0F0F0)
-                    | 0x77777700 & empty << 7 & (mine << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                shifted = mine >> 4
+                left = (
+                    0x00777777 & up >> 9 & (mine >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0) & empty
                 )
+                right = (
+                    0x00EEEEEE & up >> 7 & (shifted & 0x000F0F0F | mine >> 3 & 0x00F0F0F0) & empty
+                )
+                if left or right:
+                    pending |= left << 9 | right << 7
             if pending or flying:
                 if ply + 1 >= MAX_PLY:
                     score = 0
@@ -355,14 +363,15 @@ class Searcher:
                     next_check = self.next_check
                 # Without a capture, the side to move has lost if it has no step either:
                 # pieces going down step 4 squares on, or 3 (odd rows but the left edge), or
-                # 5 (even rows but the right edge); going up, the same back.
+                # 5 (even rows but the right edge); going up, the same back. (Tested as the
+                # pieces against the empty squares shifted back, in one digit, as above.)
                 if nb:
                     down, up = theirs, ok
                 else:
                     down, up = ok, theirs
                 if not (
-                    (down << 4 | (down & 0xE0E0E0E0) << 3 | (down & 0x07070707) << 5) & empty
-                    or (up >> 4 | (up & 0xE0E0E0E0) >> 5 | (up & 0x07070707) >> 3) & empty
+                    down & (empty >> 4 | empty >> 3 & 0x00E0E0E0 | empty >> 5 & 0x07070707)
+                    or (up >> 4 | up >> 5 & 0x07070707 | up >> 3 & 0x00E0E0E0) & empty
                 ):
                     score = WIN - ply - 1  # the child's side has no move: lost
                 else:
@@ -451,15 +460,17 @@ class Searcher:
             if down:
                 shifted = opp >> 4
                 jumping = down & (
-                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
-                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0)
                 )
             if up:
-                shifted = opp << 4
-                jumping |= up & (
-                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
-                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                shifted = opp >> 4
+                left = 0x00777777 & up >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0) & empty
+                right = (
+                    0x00EEEEEE & up >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0) & empty
                 )
+                if left or right:
+                    jumping |= left << 9 | right << 7
             if jumping:
                 moves = english_captures(jumping, men, kings, opp, empty, black)
             else:
@@ -469,14 +480,18 @@ class Searcher:
             if men:  # as above, the men jumping both ways
                 shifted = opp >> 4
                 jumping = men & (
-                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
-                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0)
                 )
-                shifted = opp << 4
-                jumping |= men & (
-                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
-                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                shifted = opp >> 4
+                left = (
+                    0x00777777 & men >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0) & empty
                 )
+                right = (
+                    0x00EEEEEE & men >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0) & empty
+                )
+                if left or right:
+                    jumping |= left << 9 | right << 7
             flying = flying_capturers(kings, opp, empty) if kings else 0
             if jumping or flying:
                 moves = pool_captures(jumping, flying, opp, empty)
