@@ -91,6 +91,8 @@ def _step_tables(directions: tuple[int, int]) -> tuple[tuple[int, int, int, int,
     (_UL_MASK1, _UL_SHIFT1, _UL_MASK2, _UL_SHIFT2, (_UL0, _UL1, _UL2, _UL3)),
     (_UR_MASK1, _UR_SHIFT1, _UR_MASK2, _UR_SHIFT2, (_UR0, _UR1, _UR2, _UR3)),
 ) = _step_tables((UP_LEFT, UP_RIGHT))
+_UL_SHIFTED1, _UL_SHIFTED2 = _UL_MASK1 >> _UL_SHIFT1, _UL_MASK2 >> _UL_SHIFT2
+_UR_SHIFTED1, _UR_SHIFTED2 = _UR_MASK1 >> _UR_SHIFT1, _UR_MASK2 >> _UR_SHIFT2
 
 
 def quiet_moves(down: int, up: int, empty: int) -> list[InternalMove]:
@@ -113,8 +115,9 @@ def quiet_moves(down: int, up: int, empty: int) -> list[InternalMove]:
             return out
     else:
         out = []
-    left = ((up & _UL_MASK1) >> _UL_SHIFT1 | (up & _UL_MASK2) >> _UL_SHIFT2) & empty
-    right = ((up & _UR_MASK1) >> _UR_SHIFT1 | (up & _UR_MASK2) >> _UR_SHIFT2) & empty
+    # Shifted before masking: the masks, shifted too, are then below 2**30 (one CPython digit).
+    left = (up >> _UL_SHIFT1 & _UL_SHIFTED1 | up >> _UL_SHIFT2 & _UL_SHIFTED2) & empty
+    right = (up >> _UR_SHIFT1 & _UR_SHIFTED1 | up >> _UR_SHIFT2 & _UR_SHIFTED2) & empty
     out += (
         *_UL0[left & 255],
         *_UL1[left >> 8 & 255],
