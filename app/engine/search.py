@@ -238,6 +238,7 @@ class Searcher:
         moves: list[InternalMove] | None = None,
         jumping: int = 0,
         flying: int = 0,
+        empty: int = 0,
     ) -> int:
         """The value of a node whose children are leaves: a node with a capture pending (in
         quiescence: every capture may be chosen, they are compulsory, so there is no standing
@@ -246,14 +247,16 @@ class Searcher:
         Each child is evaluated here without a call of its own (lazily: the evaluation is
         given the window), unless it has a capture pending, which is played out by calling
         this again (with the pieces that can capture: ``jumping`` short jumpers, ``flying``
-        pool kings). The best move is left in ``frontier_move``.
+        pool kings, and the ``empty`` squares the caller has counted, 0 if not). The best move is
+        left in ``frontier_move``.
         """
         if moves is None:
             self.nodes += 1
             if self.nodes >= self.next_check:
                 self._check()
             opp = opp_men | opp_kings
-            empty = FULL ^ (men | kings | opp)
+            if not empty:
+                empty = FULL ^ (men | kings | opp)
             if not (jumping or flying):
                 moves = self.captures(men, kings, opp, empty, black)
             elif self.english:
@@ -352,7 +355,7 @@ class Searcher:
                 else:
                     self.nodes = nodes
                     score = -self.quiesce(
-                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying
+                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying, empty
                     )
                     nodes, next_check = self.nodes, self.next_check
             else:
