@@ -34,6 +34,14 @@ class Evaluator(Protocol):
     def __call__(self, bm: int, bk: int, wm: int, wk: int, lo: int = ..., hi: int = ...) -> int: ...
 
 
+class Positional(Protocol):
+    """(black men, black kings, white men, white kings, ``material``, pieces on the board) ->
+    score for Black: the evaluation finished from its material term (``material`` as
+    ``material()`` gives it for Black), for a caller that has done the lazy test itself."""
+
+    def __call__(self, bm: int, bk: int, wm: int, wk: int, score: int, total: int) -> int: ...
+
+
 UNBOUNDED: Final = 1 << 30
 """No window: the exact score."""
 LAZY_MARGIN: Final = 200
@@ -156,10 +164,38 @@ def _blocked_tables(cones: Sequence[int]) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
+def material(men: int, kings: int, opp_men: int, opp_kings: int, king: int) -> int:
+    """The full evaluation's material term for the side of ``men`` and ``kings`` (``king``: the
+    variant's king value), trading down included: what the lazy test compares with the window.
+    The search's leaf loop counts it the same way, written out."""
+    total = (men | kings | opp_men | opp_kings).bit_count()
+    lead = MAN * (men.bit_count() - opp_men.bit_count()) + king * (
+        kings.bit_count() - opp_kings.bit_count()
+    )
+    # Trading down when ahead: the same lead weighs more on an emptier board.
+    if lead > 0:
+        return lead + lead * (24 - total) // 48
+    if lead < 0:
+        return lead - -lead * (24 - total) // 48
+    return 0
+
+
 @functools.cache
 def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
     """The evaluation of ``variant`` ("english" or "pool"); ``simple`` is the weak levels':
     material and a little advancement only."""
+    return _make(variant, simple)[0]
+
+
+@functools.cache
+def make_positional(variant: str, *, simple: bool = False) -> Positional:
+    """``make_evaluator``'s evaluation after its lazy test: given the material term (and the
+    number of pieces), the rest. The simple evaluation ignores them and scores from scratch."""
+    return _make(variant, simple)[1]
+
+
+@functools.cache
+def _make(variant: str, simple: bool) -> tuple[Evaluator, Positional]:
     king = KING_VALUE[variant]
     phases = []
     for phase in range(3):
@@ -190,7 +226,10 @@ def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
                 - b3[wm >> 24]
             )
 
-        return simple_score
+        def simple_positional(bm: int, bk: int, wm: int, wk: int, score: int, total: int) -> int:
+            return simple_score(bm, bk, wm, wk)
+
+        return simple_score, simple_positional
 
     men_tables = tuple((*a, *b) for a, b, _, _ in tables)
     king_tables = tuple((*c, *d) for _, _, c, d in tables)
@@ -209,19 +248,15 @@ def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
     def black_score(
         bm: int, bk: int, wm: int, wk: int, lo: int = -UNBOUNDED, hi: int = UNBOUNDED
     ) -> int:
-        nbm, nbk, nwm, nwk = bm.bit_count(), bk.bit_count(), wm.bit_count(), wk.bit_count()
-        total = nbm + nbk + nwm + nwk
-        score = MAN * (nbm - nwm) + king * (nbk - nwk)
-        # Trading down when ahead: the same lead weighs more on an emptier board.
-        if score > 0:
-            score += score * (24 - total) // 48
-        elif score < 0:
-            score -= -score * (24 - total) // 48
+        score = material(bm, bk, wm, wk, king)
         # Lazy: the material alone is so far outside the window that the rest cannot matter.
         if score + LAZY_MARGIN <= lo:
             return score + LAZY_MARGIN
         if score - LAZY_MARGIN >= hi:
             return score - LAZY_MARGIN
+        return positional(bm, bk, wm, wk, score, (bm | bk | wm | wk).bit_count())
+
+    def positional(bm: int, bk: int, wm: int, wk: int, score: int, total: int) -> int:
         phase = phase_of[total]
         a0, a1, a2, a3, b0, b1, b2, b3 = men_tables[phase]
         score += (
@@ -259,4 +294,4 @@ def make_evaluator(variant: str, *, simple: bool = False) -> Evaluator:
                 score -= s0[free & 255] + s1[free >> 8 & 255] + s2[free >> 16 & 255]
         return score
 
-    return black_score
+    return black_score, positional

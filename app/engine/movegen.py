@@ -91,6 +91,8 @@ def _step_tables(directions: tuple[int, int]) -> tuple[tuple[int, int, int, int,
     (_UL_MASK1, _UL_SHIFT1, _UL_MASK2, _UL_SHIFT2, (_UL0, _UL1, _UL2, _UL3)),
     (_UR_MASK1, _UR_SHIFT1, _UR_MASK2, _UR_SHIFT2, (_UR0, _UR1, _UR2, _UR3)),
 ) = _step_tables((UP_LEFT, UP_RIGHT))
+_UL_SHIFTED1, _UL_SHIFTED2 = _UL_MASK1 >> _UL_SHIFT1, _UL_MASK2 >> _UL_SHIFT2
+_UR_SHIFTED1, _UR_SHIFTED2 = _UR_MASK1 >> _UR_SHIFT1, _UR_MASK2 >> _UR_SHIFT2
 
 
 def quiet_moves(down: int, up: int, empty: int) -> list[InternalMove]:
@@ -113,8 +115,9 @@ def quiet_moves(down: int, up: int, empty: int) -> list[InternalMove]:
             return out
     else:
         out = []
-    left = ((up & _UL_MASK1) >> _UL_SHIFT1 | (up & _UL_MASK2) >> _UL_SHIFT2) & empty
-    right = ((up & _UR_MASK1) >> _UR_SHIFT1 | (up & _UR_MASK2) >> _UR_SHIFT2) & empty
+    # Shifted before masking: the masks, shifted too, are then below 2**30 (one CPython digit).
+    left = (up >> _UL_SHIFT1 & _UL_SHIFTED1 | up >> _UL_SHIFT2 & _UL_SHIFTED2) & empty
+    right = (up >> _UR_SHIFT1 & _UR_SHIFTED1 | up >> _UR_SHIFT2 & _UR_SHIFTED2) & empty
     out += (
         *_UL0[left & 255],
         *_UL1[left >> 8 & 255],
@@ -216,6 +219,16 @@ _UL_RAY, _UL_BEYOND = _ray_tables(UP_LEFT)
 _UR_RAY, _UR_BEYOND = _ray_tables(UP_RIGHT)
 _DL_RAY, _DL_BEYOND = _ray_tables(DOWN_LEFT)
 _DR_RAY, _DR_BEYOND = _ray_tables(DOWN_RIGHT)
+_TAKEN_FROM: Final = tuple(
+    sum(
+        1 << j
+        for direction in (UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT)
+        for j in RAYS[direction][i][:-1]
+    )
+    for i in range(32)
+)
+"""For each square: the squares a flying king there could take a piece on (every square of
+its diagonals but the last, which has nothing beyond it)."""
 
 
 def flying_capturers(kings: int, opp: int, empty: int) -> int:
@@ -228,6 +241,8 @@ def flying_capturers(kings: int, opp: int, empty: int) -> int:
         low = pieces & -pieces
         pieces ^= low
         i = low.bit_length() - 1
+        if not opp & _TAKEN_FROM[i]:
+            continue
         # Up the board the nearest piece is the highest bit; down it is the lowest.
         met = _UL_RAY[i] & occupied
         if met:
@@ -297,7 +312,11 @@ def _flying_jumps(
         rest, taken = opp ^ over, captured | over
         continued = False
         for k in squares:
-            if _flying_jumps(k, rest, empty, occupied, (*path, k), taken, out):
+            # (Without an opponent's piece on a diagonal from k, short of its end, the
+            # capture cannot go on from there: no call.)
+            if rest & _TAKEN_FROM[k] and _flying_jumps(
+                k, rest, empty, occupied, (*path, k), taken, out
+            ):
                 continued = True
         if not continued:
             out.extend(((*path, k), taken) for k in squares)
@@ -320,6 +339,9 @@ _SLIDES: Final = tuple(
     for direction in (UP_LEFT, UP_RIGHT, DOWN_LEFT, DOWN_RIGHT)
 )
 """_SLIDES[direction][square][n]: the moves to the n nearest squares that way (shared)."""
+_SLIDING: Final = tuple(
+    (rays, up, slides) for (rays, _, up), slides in zip(_FLYING, _SLIDES, strict=True)
+)
 
 
 def king_slides(kings: int, empty: int) -> list[InternalMove]:
@@ -332,7 +354,7 @@ def king_slides(kings: int, empty: int) -> list[InternalMove]:
         low = kings & -kings
         kings ^= low
         i = low.bit_length() - 1
-        for (rays, _, up), slides in zip(_FLYING, _SLIDES, strict=True):
+        for rays, up, slides in _SLIDING:
             free = rays[i]
             met = free & occupied
             if met:
@@ -357,7 +379,10 @@ def pool_captures(jumping: int, flying: int, opp: int, empty: int) -> list[Inter
         _flying_jumps(i, opp, space, FULL ^ space, (i,), 0, found)
         # Single captures are distinct by their landing squares; longer ones may be one
         # move written with different stops (the rules keep the nearest).
-        if len(found) > 1 and any(len(path) > 2 for path, _ in found):
-            found = _distinct_captures(found)
+        if len(found) > 1:
+            for path, _ in found:  # (a loop: cheaper than any() over a generator)
+                if len(path) > 2:
+                    found = _distinct_captures(found)
+                    break
         out.extend(found)
     return out

@@ -19,7 +19,15 @@ from dataclasses import dataclass
 
 from app.engine.book import book_move
 from app.engine.egdb import Egdb, shipped_egdb
-from app.engine.evaluate import Evaluator, make_evaluator
+from app.engine.evaluate import (
+    KING_VALUE,
+    LAZY_MARGIN,
+    MAN,
+    UNBOUNDED,
+    Evaluator,
+    make_evaluator,
+    make_positional,
+)
 from app.engine.movegen import (
     can_step,
     english_captures,
@@ -47,6 +55,8 @@ _EXACT, _LOWER, _UPPER = 0, 1, 2
 _TT_SIZE = 1 << 20
 _CHECK_EVERY = 512
 _EGDB_PIECES_AT_MOST = 5
+_BIT = tuple(1 << i for i in range(32))
+"""The bit of each square: read from a table, not shifted (a shift makes a new int)."""
 _BLACK_CROWN = CROWN_ROW[Color.BLACK]
 _WHITE_CROWN = CROWN_ROW[Color.WHITE]
 
@@ -145,14 +155,26 @@ class Searcher:
         self.captures = variant._captures
         evaluator = make_evaluator(variant.name, simple=limits.simple)
         self.evaluate_black: Evaluator = evaluator
+        self.positional = make_positional(variant.name, simple=limits.simple)
+        self.lazy_margin = UNBOUNDED if limits.simple else LAZY_MARGIN
+        """The evaluation's lazy margin, for the leaf loop's own test (the simple one has none)."""
+        self.king_value = KING_VALUE[variant.name]
         self.english = variant.name == "english"
+        self.path: set[Node] = set()
+        self.leaf_constants = (
+            self.english,
+            self.path,
+            self.positional,
+            self.lazy_margin,
+            self.king_value,
+        )
+        """What the leaf loop reads from ``self``, in one tuple: one read per call."""
         self.frontier_move: InternalMove | None = None
         self.tt: dict[Node, tuple[int, int, int, InternalMove | None]] = {}
         self.killers: list[list[InternalMove | None]] = [[None, None] for _ in range(MAX_PLY + 2)]
         self.history_black: defaultdict[InternalMove, int] = defaultdict(int)
         self.history_white: defaultdict[InternalMove, int] = defaultdict(int)
         """The history heuristic: how much each quiet move has cut off, per colour."""
-        self.path: set[Node] = set()
         self.nodes = 0
         self.limits = limits
         self.rng = rng
@@ -216,6 +238,7 @@ class Searcher:
         moves: list[InternalMove] | None = None,
         jumping: int = 0,
         flying: int = 0,
+        empty: int = 0,
     ) -> int:
         """The value of a node whose children are leaves: a node with a capture pending (in
         quiescence: every capture may be chosen, they are compulsory, so there is no standing
@@ -224,14 +247,16 @@ class Searcher:
         Each child is evaluated here without a call of its own (lazily: the evaluation is
         given the window), unless it has a capture pending, which is played out by calling
         this again (with the pieces that can capture: ``jumping`` short jumpers, ``flying``
-        pool kings). The best move is left in ``frontier_move``.
+        pool kings, and the ``empty`` squares the caller has counted, 0 if not). The best move is
+        left in ``frontier_move``.
         """
         if moves is None:
             self.nodes += 1
             if self.nodes >= self.next_check:
                 self._check()
             opp = opp_men | opp_kings
-            empty = FULL ^ (men | kings | opp)
+            if not empty:
+                empty = FULL ^ (men | kings | opp)
             if not (jumping or flying):
                 moves = self.captures(men, kings, opp, empty, black)
             elif self.english:
@@ -251,18 +276,20 @@ class Searcher:
             if ply >= MAX_PLY:
                 return 0
         crown = _BLACK_CROWN if black else _WHITE_CROWN
+        bit = _BIT
         nb = not black
-        english = self.english
-        evaluate = self.evaluate_black
-        path_set = self.path
         best = -INFINITE
         best_move: InternalMove | None = None
-        lost = WIN - ply - 1
+        # The evaluation's lazy test is done here, without a call (``evaluate.material`` written
+        # out, for the side to move here): the material is the same for every child but a
+        # capture or a crowning, so it is counted at the first child that needs it.
+        english, path_set, positional, margin, king_value = self.leaf_constants
+        counted = material = 0
         # The node count is kept in a local between the calls that need it in ``self``.
         nodes, next_check = self.nodes, self.next_check
         for move in moves:
             path, captured = move
-            source, target = 1 << path[0], 1 << path[-1]
+            source, target = bit[path[0]], bit[path[-1]]
             if men & source:
                 if target & crown:
                     m, k = men ^ source, kings | target
@@ -289,8 +316,12 @@ class Searcher:
             # Does the child's side to move have a capture pending? (movegen.jumpers written
             # out: this runs at every leaf.) Black's men jump and step towards 32, White's
             # away from it; pool's men jump both ways, its flying kings are looked at apart.
-            # The row masks are written as numbers: EVEN_ROWS 0x0F0F0F0F, ODD_ROWS
-            # 0xF0F0F0F0, EVEN_NOT_RIGHT 0x07070707, ODD_NOT_LEFT 0xE0E0E0E0.
+            # The row masks are written as numbers (EVEN_ROWS 0x0F0F0F0F, ODD_ROWS 0xF0F0F0F0,
+            # EVEN_NOT_RIGHT 0x07070707, ODD_NOT_LEFT 0xE0E0E0E0), cut to the bits that can be
+            # set where they are used: every operation is then on the board shifted down, an
+            # int below 2**30, which CPython works on in one digit (a board with square 31 or
+            # 32 set has two, and takes the slow path). So the jumps towards square 1 are
+            # found by their landing squares (shifted down 7 or 9), moved back at the end.
             flying = 0
             if english:
                 if nb:
@@ -305,22 +336,26 @@ class Searcher:
             if down:
                 shifted = mine >> 4
                 pending = down & (
-                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | mine >> 3 & 0xF0F0F0F0)
-                    | 0x00777777 & empty >> 9 & (mine >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x000F0F0F | mine >> 3 & 0x00F0F0F0)
+                    | 0x00777777 & empty >> 9 & (mine >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0)
                 )
             if up:
-                shifted = mine << 4
-                pending |= up & (
-                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | mine << 5 & 0xF0F0F0F0)
-                    | 0x77777700 & empty << 7 & (mine << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                shifted = mine >> 4
+                left = (
+                    0x00777777 & up >> 9 & (mine >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0) & empty
                 )
+                right = (
+                    0x00EEEEEE & up >> 7 & (shifted & 0x000F0F0F | mine >> 3 & 0x00F0F0F0) & empty
+                )
+                if left or right:
+                    pending |= left << 9 | right << 7
             if pending or flying:
                 if ply + 1 >= MAX_PLY:
                     score = 0
                 else:
                     self.nodes = nodes
                     score = -self.quiesce(
-                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying
+                        om, ok, m, k, nb, -beta, -alpha, ply + 1, None, pending, flying, empty
                     )
                     nodes, next_check = self.nodes, self.next_check
             else:
@@ -331,20 +366,41 @@ class Searcher:
                     next_check = self.next_check
                 # Without a capture, the side to move has lost if it has no step either:
                 # pieces going down step 4 squares on, or 3 (odd rows but the left edge), or
-                # 5 (even rows but the right edge); going up, the same back.
+                # 5 (even rows but the right edge); going up, the same back. (Tested as the
+                # pieces against the empty squares shifted back, in one digit, as above.)
                 if nb:
                     down, up = theirs, ok
                 else:
                     down, up = ok, theirs
                 if not (
-                    (down << 4 | (down & 0xE0E0E0E0) << 3 | (down & 0x07070707) << 5) & empty
-                    or (up >> 4 | (up & 0xE0E0E0E0) >> 5 | (up & 0x07070707) >> 3) & empty
+                    down & (empty >> 4 | empty >> 3 & 0x00E0E0E0 | empty >> 5 & 0x07070707)
+                    or (up >> 4 | up >> 5 & 0x07070707 | up >> 3 & 0x00E0E0E0) & empty
                 ):
-                    score = lost
-                elif black:
-                    score = evaluate(m, k, om, ok, alpha, beta)
+                    score = WIN - ply - 1  # the child's side has no move: lost
                 else:
-                    score = -evaluate(om, ok, m, k, -beta, -alpha)
+                    # The parent's material, unless this move takes or crowns.
+                    same = not (captured or men & source and target & crown)
+                    if same and counted:
+                        total, lead = counted, material
+                    else:
+                        total = (mine | theirs).bit_count()
+                        lead = MAN * (m.bit_count() - om.bit_count()) + king_value * (
+                            k.bit_count() - ok.bit_count()
+                        )
+                        if lead > 0:
+                            lead += lead * (24 - total) // 48
+                        elif lead < 0:
+                            lead -= -lead * (24 - total) // 48
+                        if same:
+                            counted, material = total, lead
+                    if lead + margin <= alpha:
+                        score = lead + margin
+                    elif lead - margin >= beta:
+                        score = lead - margin
+                    elif black:
+                        score = positional(m, k, om, ok, lead, total)
+                    else:
+                        score = -positional(om, ok, m, k, -lead, total)
             if score > best:
                 best, best_move = score, move
                 if score > alpha:
@@ -407,15 +463,17 @@ class Searcher:
             if down:
                 shifted = opp >> 4
                 jumping = down & (
-                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
-                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0)
                 )
             if up:
-                shifted = opp << 4
-                jumping |= up & (
-                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
-                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                shifted = opp >> 4
+                left = 0x00777777 & up >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0) & empty
+                right = (
+                    0x00EEEEEE & up >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0) & empty
                 )
+                if left or right:
+                    jumping |= left << 9 | right << 7
             if jumping:
                 moves = english_captures(jumping, men, kings, opp, empty, black)
             else:
@@ -425,14 +483,18 @@ class Searcher:
             if men:  # as above, the men jumping both ways
                 shifted = opp >> 4
                 jumping = men & (
-                    0x00EEEEEE & empty >> 7 & (shifted & 0x0F0F0F0F | opp >> 3 & 0xF0F0F0F0)
-                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                    0x00EEEEEE & empty >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0)
+                    | 0x00777777 & empty >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0)
                 )
-                shifted = opp << 4
-                jumping |= men & (
-                    0xEEEEEE00 & empty << 9 & (shifted & 0x0F0F0F0F | opp << 5 & 0xF0F0F0F0)
-                    | 0x77777700 & empty << 7 & (opp << 3 & 0x0F0F0F0F | shifted & 0xF0F0F0F0)
+                shifted = opp >> 4
+                left = (
+                    0x00777777 & men >> 9 & (opp >> 5 & 0x000F0F0F | shifted & 0x00F0F0F0) & empty
                 )
+                right = (
+                    0x00EEEEEE & men >> 7 & (shifted & 0x000F0F0F | opp >> 3 & 0x00F0F0F0) & empty
+                )
+                if left or right:
+                    jumping |= left << 9 | right << 7
             flying = flying_capturers(kings, opp, empty) if kings else 0
             if jumping or flying:
                 moves = pool_captures(jumping, flying, opp, empty)
@@ -473,6 +535,7 @@ class Searcher:
                     self._cut(self.frontier_move, black, 1, ply)
                 return best
         crown = _BLACK_CROWN if black else _WHITE_CROWN
+        bit = _BIT
         nb = not black
         best = -INFINITE
         best_move: InternalMove | None = None
@@ -481,7 +544,7 @@ class Searcher:
         negamax = self.negamax
         for index, move in enumerate(moves):
             path, captured = move
-            source, target = 1 << path[0], 1 << path[-1]
+            source, target = bit[path[0]], bit[path[-1]]
             reversible = False
             if men & source:
                 if target & crown:

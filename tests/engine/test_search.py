@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.engine import LEVELS, Limits, SearchResult, level_limits, search, search_position
-from app.engine.evaluate import KING_VALUE, LAZY_MARGIN, MAN, make_evaluator
+from app.engine.evaluate import (
+    KING_VALUE,
+    LAZY_MARGIN,
+    MAN,
+    make_evaluator,
+    make_positional,
+    material,
+)
 from app.rules import Game, InvalidFenError, Position, get_variant
 
 
@@ -179,6 +186,26 @@ def _material(variant: str, bm: int, bk: int, wm: int, wk: int) -> int:
     lead = MAN * (nbm - nwm) + KING_VALUE[variant] * (nbk - nwk)
     shown = abs(lead) * (24 - nbm - nbk - nwm - nwk) // 48
     return lead + shown if lead > 0 else lead - shown if lead < 0 else 0
+
+
+@pytest.mark.parametrize("variant", ["english", "pool"])
+def test_the_positional_part_finishes_the_evaluation_from_its_material(variant: str) -> None:
+    # The search's leaf loop does the lazy test itself and calls the positional part.
+    evaluate, positional = make_evaluator(variant), make_positional(variant)
+    for seed in range(40):
+        position, _ = random_position(variant, seed, 10 + seed)
+        bm, bk = position.black_men, position.black_kings
+        wm, wk = position.white_men, position.white_kings
+        lead = material(bm, bk, wm, wk, KING_VALUE[variant])
+        assert lead == _material(variant, bm, bk, wm, wk)
+        assert material(wm, wk, bm, bk, KING_VALUE[variant]) == -lead
+        total = (bm | bk | wm | wk).bit_count()
+        assert positional(bm, bk, wm, wk, lead, total) == evaluate(bm, bk, wm, wk)
+        simple, simple_positional = (
+            make_evaluator(variant, simple=True),
+            make_positional(variant, simple=True),
+        )
+        assert simple_positional(bm, bk, wm, wk, lead, total) == simple(bm, bk, wm, wk)
 
 
 @pytest.mark.parametrize("variant", ["english", "pool"])
