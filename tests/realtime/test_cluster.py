@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import pytest
@@ -17,7 +19,7 @@ from app.services.game_state import stored_clock
 from app.services.live import read_table, table_channel
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, serve
-from tests.support.ws import connect, guest, guest_token, start_game
+from tests.support.ws import Client, connect, guest, guest_token, start_game
 
 
 async def test_players_on_two_servers_play_one_game(two_servers: list[Served]) -> None:
@@ -204,12 +206,18 @@ async def _ring(served: Served, event: StoredEvent) -> None:
     await served.app.state.live.broker.publish(table_channel(event.table_id), event.frame)
 
 
-async def test_rings_that_cross_are_put_in_order_without_reading_the_log(server: Served) -> None:
+@asynccontextmanager
+async def _watched_game(server: Served) -> AsyncIterator[tuple[int, Client, int]]:
+    """A game's table, a spectator watching it, and the number of its last event."""
     async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as watcher:
         match = await start_game(a, b)
-        table_id = match.table["id"]
-        await watcher.send(type="watch", table=table_id)
+        await watcher.send(type="watch", table=match.table["id"])
         version = (await watcher.expect("table"))["v"]
+        yield match.table["id"], watcher, version
+
+
+async def test_rings_that_cross_are_put_in_order_without_reading_the_log(server: Served) -> None:
+    async with _watched_game(server) as (table_id, watcher, version):
         reads = REGISTRY.get_sample_value("checkers_event_log_reads_total")
         assert reads is not None
         first, second = await _stored_elsewhere(server, table_id, 2)
@@ -221,11 +229,7 @@ async def test_rings_that_cross_are_put_in_order_without_reading_the_log(server:
 
 
 async def test_an_event_whose_ring_is_lost_is_read_from_the_log(server: Served) -> None:
-    async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as watcher:
-        match = await start_game(a, b)
-        table_id = match.table["id"]
-        await watcher.send(type="watch", table=table_id)
-        version = (await watcher.expect("table"))["v"]
+    async with _watched_game(server) as (table_id, watcher, version):
         reads = REGISTRY.get_sample_value("checkers_event_log_reads_total") or 0.0
         _, second = await _stored_elsewhere(server, table_id, 2)
         await _ring(server, second)  # the first's ring never comes
@@ -236,11 +240,7 @@ async def test_an_event_whose_ring_is_lost_is_read_from_the_log(server: Served) 
 
 async def test_a_comparison_with_the_log_waits_for_rings_on_their_way(server: Served) -> None:
     hub: Hub = server.app.state.hub
-    async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as watcher:
-        match = await start_game(a, b)
-        table_id = match.table["id"]
-        await watcher.send(type="watch", table=table_id)
-        version = (await watcher.expect("table"))["v"]
+    async with _watched_game(server) as (table_id, watcher, version):
         reads = REGISTRY.get_sample_value("checkers_event_log_reads_total")
         assert reads is not None
         (stored,) = await _stored_elsewhere(server, table_id, 1)
