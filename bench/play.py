@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/play.py                      # starts server + echo on Postgres
     .venv/bin/python bench/play.py --processes 2             # two servers behind Redis
+    .venv/bin/python bench/play.py --processes 2 --rounds 3  # the two-server ratio, 3 rounds
     .venv/bin/python bench/play.py --url http://127.0.0.1:8000 --echo-url ws://127.0.0.1:8001/ws \
         --room english-casual --games 20 --paced-games 40
 
@@ -29,6 +30,7 @@ import json
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -524,12 +526,29 @@ async def bench(args: argparse.Namespace) -> None:
         print(line(f"saturation ({args.games} games)", saturated), flush=True)
         print(cpu_line(saturated, "move"), end="")
         if len(urls) > 1:
-            crossed = await run_games(
-                urls, args.room, args.games, args.seconds, args.warmup, None, cpu, cross=True
-            )
-            print(line(f"saturation, players on 2 servers ({args.games})", crossed), flush=True)
-            print(cpu_line(crossed, "move"), end="")
-            print(f"players on two servers / on one: {crossed.rate() / saturated.rate():.2f}")
+            # The machine's load moves both phases: alternate them, and take the median ratio.
+            ratios: list[float] = []
+            same = saturated
+            for round_ in range(args.rounds):
+                if round_:
+                    same = await run_games(
+                        urls, args.room, args.games, args.seconds, args.warmup, None, cpu
+                    )
+                    print(line(f"saturation ({args.games} games)", same), flush=True)
+                    print(cpu_line(same, "move"), end="")
+                crossed = await run_games(
+                    urls, args.room, args.games, args.seconds, args.warmup, None, cpu, cross=True
+                )
+                print(line(f"saturation, players on 2 servers ({args.games})", crossed), flush=True)
+                print(cpu_line(crossed, "move"), end="")
+                ratios.append(crossed.rate() / same.rate())
+                print(f"players on two servers / on one: {ratios[-1]:.2f}", flush=True)
+            if len(ratios) > 1:
+                each = ", ".join(f"{r:.2f}" for r in ratios)
+                print(
+                    f"players on two servers / on one, median of {len(ratios)} rounds: "
+                    f"{statistics.median(ratios):.2f} ({each})"
+                )
         paced = await run_games(
             urls, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
         )
@@ -566,6 +585,12 @@ def main() -> None:
         "--processes", type=int, default=1, help="server processes (more than one: with Redis)"
     )
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/15", help="with --processes")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --processes: rounds of players on one server then on two, alternated",
+    )
     parser.add_argument("--serve-echo", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
