@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
@@ -52,36 +52,22 @@ class Subscription:
     The queue holds at most `queue_size` messages (one more slot is kept for the end marker). A
     subscriber that falls that far behind is dropped: its buffer is freed at once and its
     iteration raises `SubscriberDropped`, so one slow consumer cannot make the process grow.
-
-    A subscription made with `on_message` is handed each message as it arrives instead (by the
-    task that received it, with no queue and no task switch between): the callback must not
-    block. Its iteration yields nothing and ends when the subscription does (`ended`).
     """
 
-    def __init__(
-        self, channel: str, queue_size: int, on_message: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, channel: str, queue_size: int) -> None:
         self.channel = channel
         self.dropped = False
         self._queue_size = queue_size
         self._queue: asyncio.Queue[str | _Closed | _Dropped] = asyncio.Queue(queue_size + 1)
         self._closed = False
-        self._on_message = on_message
 
     @property
     def closed(self) -> bool:
         return self._closed
 
     def deliver(self, text: str) -> None:
-        """Queue one message without waiting (or hand it to `on_message`); drop the
-        subscriber if its queue is full."""
+        """Queue one message without waiting; drop the subscriber if its queue is full."""
         if self._closed:
-            return
-        if self._on_message is not None:
-            try:
-                self._on_message(text)
-            except Exception:  # one consumer's fault must not stop the others' messages
-                logger.exception("a subscriber of %r failed on a message", self.channel)
             return
         if self._queue.qsize() >= self._queue_size:
             self._drop()
@@ -103,12 +89,6 @@ class Subscription:
         while not self._queue.empty():
             self._queue.get_nowait()
         self._queue.put_nowait(_DROPPED)
-
-    async def ended(self) -> None:
-        """Wait until the subscription ends (the broker disconnected); raises
-        SubscriberDropped if it was dropped."""
-        async for _ in self:
-            pass
 
     def __aiter__(self) -> Subscription:
         return self
@@ -164,23 +144,14 @@ class Broker(ABC):
     async def publish(self, channel: str, text: str) -> None:
         """Send `text` to every subscriber of `channel`, in this process and (Redis) others."""
 
-    async def publish_many(self, messages: Sequence[tuple[str, str]]) -> None:
-        """Publish `(channel, text)` pairs in their order; raises BrokerUnavailable if any of
-        them could not be (the others may have been)."""
-        for channel, text in messages:
-            await self.publish(channel, text)
-
     @abstractmethod
     async def ping(self) -> bool:
         """True if messages can flow right now; for the health check."""
 
     @asynccontextmanager
-    async def subscribe(
-        self, channel: str, on_message: Callable[[str], None] | None = None
-    ) -> AsyncIterator[Subscription]:
-        """Subscribe for the duration of the block; messages published after entry arrive
-        (queued for iteration, or handed to `on_message`: see `Subscription`)."""
-        sub = Subscription(channel, self.queue_size, on_message)
+    async def subscribe(self, channel: str) -> AsyncIterator[Subscription]:
+        """Subscribe for the duration of the block; messages published after entry arrive."""
+        sub = Subscription(channel, self.queue_size)
         entry = self._channels.get(channel)
         if entry is None:
             # The first local subscriber asks the backend for the channel; later ones wait for

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -76,19 +75,13 @@ class RedisBroker(Broker):
             self._redis = None
 
     async def publish(self, channel: str, text: str) -> None:
-        await self.publish_many([(channel, text)])
-
-    async def publish_many(self, messages: Sequence[tuple[str, str]]) -> None:
         if self._redis is None:
             raise BrokerUnavailable("the broker is not connected")
-        loop = asyncio.get_running_loop()
-        sent = [loop.create_future() for _ in messages]
-        self._outbox.extend((c, t, s) for (c, t), s in zip(messages, sent, strict=True))
+        sent: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._outbox.append((channel, text, sent))
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send(self._redis), name="redis-publisher")
-        for outcome in await asyncio.gather(*sent, return_exceptions=True):
-            if isinstance(outcome, BaseException):
-                raise outcome
+        await sent
 
     async def _send(self, redis: Redis) -> None:
         """Send the waiting messages, a pipelined batch at a time, until none wait."""

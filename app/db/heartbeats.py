@@ -13,17 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import (
-    ColumnElement,
-    SQLColumnExpression,
-    delete,
-    func,
-    insert,
-    literal_column,
-    select,
-    text,
-    update,
-)
+from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.models import ServerHeartbeat
@@ -54,28 +44,6 @@ class Beat:
 def lock_key(instance: str) -> int:
     """The second key of an instance's advisory lock: its id's first 32 bits, as an int4."""
     return int(instance[:8], 16) - 2**31
-
-
-# `lock_key` in SQL, of the heartbeats' `instance` column.
-_LOCK_KEY_SQL: ColumnElement[int] = literal_column(
-    "(('x' || lpad(left(server_heartbeats.instance, 8), 16, '0'))::bit(64)::bigint"
-    " - 2147483648)::int"
-)
-
-
-def is_alive(
-    instance: SQLColumnExpression[str], fresh_after: datetime, postgres: bool
-) -> ColumnElement[bool]:
-    """SQL: whether the process of `instance` is alive, as `fresh` and `holds_lock` tell, for a
-    statement that needs it in the same round trip."""
-    beat = select(ServerHeartbeat.instance).where(
-        ServerHeartbeat.instance == instance,
-        ServerHeartbeat.stopped.is_(False),
-        ServerHeartbeat.beat_at >= fresh_after,
-    )
-    if postgres:
-        beat = beat.where(~func.pg_try_advisory_xact_lock(LOCK_SPACE, _LOCK_KEY_SQL))
-    return beat.exists()
 
 
 async def take_lock(conn: AsyncConnection, instance: str) -> bool:

@@ -13,9 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, insert, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db import heartbeats
 from app.db.models import GameTable, Presence, Rating, User
 from app.db.table_log import Executor
 from app.db.tables import rating_in_table_category
@@ -54,27 +52,6 @@ async def connected_to_any(db: Executor, user_id: int, instances: Collection[str
         .limit(1)
     )
     return found is not None
-
-
-async def online_live(
-    db: Executor, user_ids: Collection[int], me: str, fresh_after: datetime
-) -> set[int]:
-    """Those of these users with a row of `me` or of a live process (`heartbeats.is_alive`),
-    in one query."""
-    bind = db if isinstance(db, AsyncConnection) else db.get_bind()
-    postgres = bind.dialect.name == "postgresql"
-    rows = await db.scalars(
-        select(Presence.user_id)
-        .where(
-            Presence.user_id.in_(user_ids),
-            or_(
-                Presence.instance == me,
-                heartbeats.is_alive(Presence.instance, fresh_after, postgres),
-            ),
-        )
-        .distinct()
-    )
-    return set(rows.all())
 
 
 async def online(db: Executor, user_ids: Collection[int], instances: Collection[str]) -> set[int]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import logging
 import time
@@ -77,8 +76,6 @@ class TableFeed:
         # and the timer that reads the log if the missing one's ring does not come.
         self.early: dict[int, tuple[StoredEvent, bool]] = {}
         self.gap_timer: asyncio.TimerHandle | None = None
-        # Rings that came before the log's head was read (offered once it is).
-        self.rung_first: list[StoredEvent] | None = []
         self.linger: asyncio.TimerHandle | None = None
         # The table as the lobby last heard of it from here (None: not since the feed began),
         # whether it left the lobby, the spectator count the lobby was given, when, and a
@@ -441,14 +438,11 @@ class Hub:
 
     async def _run_feed(self, feed: TableFeed) -> None:
         """Follow the table's ring on the broker, subscribed before its log's head is read so
-        that nothing falls in between. Each ring is offered by the broker's reader as it
-        arrives (`_rung`): no queue and no task switch stand between it and the clients."""
+        that nothing falls in between."""
         channel = table_channel(feed.table_id)
         while True:
             try:
-                async with self.live.broker.subscribe(
-                    channel, functools.partial(self._rung, feed)
-                ) as sub:
+                async with self.live.broker.subscribe(channel) as sub:
                     if not feed.ready.done():
                         try:
                             async with self.live.db.session() as session:
@@ -458,23 +452,13 @@ class Hub:
                             self._drop_feed(feed)
                             return
                         feed.ready.set_result(None)
-                        rung, feed.rung_first = feed.rung_first or [], None
-                        for event in rung:
-                            self._offer(feed, event, foreign=True)
                     else:
                         self._catch_up(feed)
-                    await sub.ended()
+                    async for frame in sub:
+                        self._offer(feed, StoredEvent.of_frame(feed.table_id, frame), foreign=True)
                     return
             except SubscriberDropped:
                 logger.warning("fell behind on table %d; catching up", feed.table_id)
-
-    def _rung(self, feed: TableFeed, frame: str) -> None:
-        """A ring of the table's channel, from the broker's reader."""
-        event = StoredEvent.of_frame(feed.table_id, frame)
-        if feed.rung_first is not None:
-            feed.rung_first.append(event)  # the head is being read: offered after it
-        else:
-            self._offer(feed, event, foreign=True)
 
     async def _bring_up(self, conn: Connection, feed: TableFeed, seen: int) -> None:
         """Send a connection the table's events after `seen` (kept here or read from the log),

@@ -78,7 +78,7 @@ class Others:
     last_alive: datetime | None  # the newest beat (None: no server ever beat here)
 
 
-def fresh_after(now: datetime, interval: float) -> datetime:
+def _fresh_after(now: datetime, interval: float) -> datetime:
     return now - timedelta(seconds=FRESH_BEATS * interval)
 
 
@@ -95,10 +95,10 @@ async def others(
     """What the other instances' beats say; `alone`: no other process is up (SQLite's file lock
     said so), whatever their beats."""
     beats = await heartbeats.others(conn, instance)
-    cutoff = fresh_after(now, interval)
+    fresh_after = _fresh_after(now, interval)
     running = False
     for beat in beats:
-        if alone or beat.stopped or as_utc(beat.beat_at) < cutoff:
+        if alone or beat.stopped or as_utc(beat.beat_at) < fresh_after:
             continue
         if conn.dialect.name != "postgresql" or await heartbeats.holds_lock(conn, beat.instance):
             running = True
@@ -112,7 +112,7 @@ async def others(
 async def alive(db: AsyncConnection | AsyncSession, now: datetime, interval: float) -> set[str]:
     """The instances whose processes are up: a fresh beat, not the last one of a clean
     shutdown, and on PostgreSQL their lock still held (a crashed process's goes at once)."""
-    rows = await heartbeats.fresh(db, fresh_after(now, interval))
+    rows = await heartbeats.fresh(db, _fresh_after(now, interval))
     conn = db if isinstance(db, AsyncConnection) else await db.connection()
     if conn.dialect.name != "postgresql":
         return set(rows)
@@ -123,7 +123,7 @@ async def others_load(
     conn: AsyncConnection, instance: str, now: datetime, interval: float
 ) -> tuple[int, Load]:
     """How many other processes beat recently, and their load summed (as of their beats)."""
-    return await heartbeats.others_load(conn, instance, fresh_after(now, interval))
+    return await heartbeats.others_load(conn, instance, _fresh_after(now, interval))
 
 
 async def _discard(conn: AsyncConnection) -> None:

@@ -366,16 +366,14 @@ class LivePlay:
                     waiter.set()
         if not self.broker.shared:
             return  # no other process to ring
-        try:
-            # All in one write: the rings leave now, in their order.
-            await self.broker.publish_many(
-                [(table_channel(event.table_id), event.frame) for event in events]
-            )
-        except BrokerUnavailable as exc:
-            if not self._ringing_failed:  # once per outage, not once per event
-                logger.warning("cannot ring the other processes (they poll): %s", exc)
-                self._ringing_failed = True
-            return
+        for event in events:
+            try:
+                await self.broker.publish(table_channel(event.table_id), event.frame)
+            except BrokerUnavailable as exc:
+                if not self._ringing_failed:  # once per outage, not once per event
+                    logger.warning("cannot ring the other processes (they poll): %s", exc)
+                    self._ringing_failed = True
+                return
         if self._ringing_failed:
             logger.warning("ringing the other processes again")
             self._ringing_failed = False

@@ -390,8 +390,8 @@ async def _create_game(
 
 async def _offline(live: LivePlay, db: Executor, user_ids: list[int]) -> set[int]:
     """Those of these users with no connection to a live server process."""
-    fresh_after = heartbeat.fresh_after(as_datetime(time.time()), live.settings.heartbeat_seconds)
-    online = await presence_db.online_live(db, user_ids, live.instance, fresh_after)
+    alive = await heartbeat.alive(db, as_datetime(time.time()), live.settings.heartbeat_seconds)
+    online = await presence_db.online(db, user_ids, alive | {live.instance})
     return set(user_ids) - online
 
 

@@ -8,7 +8,6 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-from redis.asyncio import Redis
 
 from app.broker import Broker, BrokerUnavailable, SubscriberDropped, create_broker
 from tests.conftest import PrivateRedis, free_port
@@ -197,68 +196,5 @@ async def test_redis_restart_is_survived(private_redis: PrivateRedis) -> None:
                 await asyncio.sleep(0.1)
             else:
                 pytest.fail("the subscription did not resume after Redis restarted")
-    finally:
-        await broker.disconnect()
-
-
-async def test_a_callback_subscriber_is_handed_each_message_in_order(broker: Broker) -> None:
-    """`subscribe(channel, on_message)`: each message goes to the callback as it is read, in
-    order, with nothing queued; a callback that fails on one message still gets the next, and
-    other subscribers are not hurt; `ended` returns once the broker disconnects."""
-    ch = channel()
-    seen: list[str] = []
-    arrived = asyncio.Event()
-
-    def on_message(text: str) -> None:
-        if text == "bad":
-            raise ValueError("a consumer's fault")
-        seen.append(text)
-        if len(seen) == 20:
-            arrived.set()
-
-    async with broker.subscribe(ch, on_message) as called, broker.subscribe(ch) as queued:
-        # More than the queue's size (8): a callback subscriber has no queue to overflow.
-        await broker.publish_many([(ch, f"m{i}") for i in range(10)] + [(ch, "bad")])
-        await broker.publish_many([(ch, f"m{i}") for i in range(10, 20)])
-        async with asyncio.timeout(5):
-            await arrived.wait()
-        assert seen == [f"m{i}" for i in range(20)]
-        with pytest.raises(SubscriberDropped):  # the queued one fell 8 behind
-            await take(queued, 1)
-        ending = asyncio.create_task(called.ended())
-        await asyncio.sleep(0)
-        assert not ending.done()
-        await broker.disconnect()
-        async with asyncio.timeout(5):
-            await ending
-
-
-async def test_a_publisher_whose_connection_is_killed_reconnects(redis_url: str) -> None:
-    """Redis drops the publishing connection (CLIENT KILL): the messages waiting for their
-    replies on it, if any, fail with BrokerUnavailable; the next publication opens a new
-    connection and gets through, in order."""
-    broker = create_broker(redis_url)
-    await broker.connect()
-    try:
-        ch = channel()
-        async with broker.subscribe(ch) as sub:
-            await broker.publish(ch, "before")
-            assert await take(sub, 1) == ["before"]
-            async with Redis.from_url(redis_url) as raw:
-                clients = await raw.client_list()
-                # The publisher is the connection whose last command was PUBLISH.
-                killed = [c for c in clients if c.get("cmd") == "publish"]
-                assert killed, "no publishing connection found"
-                for client in killed:
-                    await raw.client_kill_filter(_id=client["id"])
-            for _ in range(50):
-                try:
-                    await broker.publish_many([(ch, "after-1"), (ch, "after-2")])
-                    break
-                except BrokerUnavailable:
-                    await asyncio.sleep(0.05)
-            async with asyncio.timeout(5):
-                got = await take(sub, 2)
-            assert got == ["after-1", "after-2"]
     finally:
         await broker.disconnect()
