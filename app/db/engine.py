@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
+import aiosqlite
 from sqlalchemy import event, text
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
@@ -20,6 +23,35 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
+class SQLiteConnection(aiosqlite.Connection):
+    """aiosqlite's connection, with a `close` that cannot wait forever.
+
+    When a task is cancelled while SQLAlchemy invalidates its connection, SQLAlchemy stops the
+    connection's thread (`stop`) and also starts a graceful `close` in a task of its own. Plain
+    aiosqlite's `close` then queues a second stop behind the first, which the thread, gone after
+    the first, never answers: the task waits forever, and so does the event loop's shutdown (the
+    server would not exit). Here a connection already stopped is not stopped again.
+    """
+
+    async def close(self) -> None:
+        if self._connection is None or not self._running:
+            return  # closed, or stopped: its thread closes the connection and ends by itself
+        try:
+            await self._execute(self._conn.close)  # type: ignore[no-untyped-call]
+        finally:
+            self._connection = None
+            if self._running:  # not stopped meanwhile: the thread is there to answer
+                stopped = self.stop()
+                if stopped is not None:
+                    await stopped
+
+
+def _connect_sqlite(database: str, **kwargs: Any) -> SQLiteConnection:
+    connection = SQLiteConnection(partial(sqlite3.connect, database, **kwargs), 64)
+    connection._thread.daemon = True  # as SQLAlchemy's own aiosqlite connect does
+    return connection
+
+
 def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """Create an engine; on SQLite make transactions, savepoints and foreign keys behave."""
     if is_sqlite(url):
@@ -27,6 +59,10 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
         kwargs.pop("pool_size", None)
         kwargs.pop("max_overflow", None)
         engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+
+        @event.listens_for(engine.sync_engine, "do_connect")
+        def _do_connect(dialect: Any, _record: Any, cargs: Any, cparams: Any) -> Any:
+            return dialect.loaded_dbapi.connect(*cargs, async_creator_fn=_connect_sqlite, **cparams)
 
         # pysqlite's own transaction handling breaks SAVEPOINT and transactional DDL:
         # take it over as SQLAlchemy's SQLite docs describe.
