@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Hashable
 
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from app.realtime.connections import CLOSE_TRY_AGAIN
@@ -163,10 +163,7 @@ class ConnectionCapMiddleware:
         host = client[0] if client else ""
         refused = self.gate.enter(host)
         if refused is None:
-            try:
-                await self.app(scope, receive, send)
-            finally:
-                self.gate.leave(host)
+            await self._serve(host, scope, receive, send)
             return
         websocket = WebSocket(scope, receive, send)
         if "websocket.http.response" in scope.get("extensions", {}):
@@ -176,3 +173,31 @@ class ConnectionCapMiddleware:
             await websocket.send_denial_response(JSONResponse(body, 429, headers=headers))
         else:
             await websocket.close(CLOSE_TRY_AGAIN, refused)
+
+    async def _serve(self, host: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve a counted socket; its place is free the moment the socket is closed, by either
+        side, not when its bookkeeping (presence, pairing) is done: a client that closes and
+        reconnects at once is not refused for a socket it no longer has."""
+        counted = True
+
+        def release() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self.gate.leave(host)
+
+        async def receiving() -> Message:
+            message = await receive()
+            if message["type"] == "websocket.disconnect":
+                release()
+            return message
+
+        async def sending(message: Message) -> None:
+            await send(message)
+            if message["type"] == "websocket.close":
+                release()
+
+        try:
+            await self.app(scope, receiving, sending)
+        finally:
+            release()

@@ -5,6 +5,7 @@ the count; a refused crowd is logged once per address, not once per socket.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import resource
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from websockets.http11 import Response
 
 from app.config import Settings
 from app.realtime import limits
+from app.realtime.limits import ConnectionCapMiddleware, ConnectionGate
 from tests.conftest import make_settings
 from tests.support.logs import server_log
 from tests.support.server import Served, serve
@@ -52,6 +54,16 @@ async def health(served: Served) -> dict[str, Any]:
         return body
 
 
+async def all_closed(served: Served) -> None:
+    """Wait until the server has seen every socket close (a client's close completes on its
+    side a moment before the server's handler has run)."""
+    for _ in range(500):
+        if (await health(served))["websockets"]["open"] == 0:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the server still counts sockets closed 10 s ago")
+
+
 def refusal_warnings(records: list[logging.LogRecord]) -> list[str]:
     return [r.getMessage() for r in records if "websocket refused" in r.getMessage()]
 
@@ -72,6 +84,7 @@ async def test_an_address_over_its_cap_gets_429_and_one_warning(server: Served) 
             assert answers[0].headers["Retry-After"].isdigit()
             assert (await health(server))["websockets"]["open"] == 3
         # The sockets closed: the address may connect again.
+        await all_closed(server)
         async with sockets(server, 3):
             pass
     warnings = refusal_warnings(records)
@@ -109,10 +122,75 @@ async def test_a_user_over_its_cap_is_closed_with_1013(server: Served) -> None:
             async with connect(server.url, await guest_token(server.url)) as other:
                 assert other.welcome["user"] is not None
         # Closed sockets free the user's places.
+        await all_closed(server)
         async with connect(server.url, token), connect(server.url, token):
             pass
     warnings = refusal_warnings(records)
     assert len(warnings) == 1 and "WS_MAX_PER_USER" in warnings[0]
+
+
+async def test_a_closed_socket_frees_its_place_before_its_bookkeeping_ends() -> None:
+    """The place is the socket's, not its handler's: a client that closes and reconnects at
+    once is not refused while the server still records it gone."""
+    gate = ConnectionGate(max_connections=1, max_per_ip=1, open_files=1024)
+    bookkeeping = asyncio.Event()
+
+    async def handler(scope: Any, receive: Any, send: Any) -> None:
+        assert (await receive())["type"] == "websocket.connect"
+        await send({"type": "websocket.accept"})
+        assert (await receive())["type"] == "websocket.disconnect"
+        await bookkeeping.wait()  # presence and pairing writes, say
+
+    messages: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    await messages.put({"type": "websocket.connect"})
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "websocket", "client": ("198.51.100.7", 5000), "extensions": {}}
+    middleware = ConnectionCapMiddleware(handler, gate)
+    served = asyncio.create_task(middleware(scope, messages.get, send))
+    await asyncio.sleep(0)
+    assert gate.open == 1 and gate.per_ip["198.51.100.7"] == 1
+    await messages.put({"type": "websocket.disconnect", "code": 1000})
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert gate.open == 0 and "198.51.100.7" not in gate.per_ip
+    assert gate.enter("198.51.100.7") is None  # the address may connect again at once
+    gate.leave("198.51.100.7")
+    bookkeeping.set()
+    await served
+    assert gate.open == 0  # released once, not twice
+
+
+async def test_a_socket_the_server_closes_frees_its_place_when_the_close_is_sent() -> None:
+    gate = ConnectionGate(max_connections=5, max_per_ip=0, open_files=1024)
+    closed = asyncio.Event()
+    counts: list[int] = []
+
+    async def handler(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "websocket.accept"})
+        counts.append(gate.open)
+        await send({"type": "websocket.close", "code": 1008})
+        counts.append(gate.open)
+        await closed.wait()
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    async def send(message: Any) -> None:
+        pass
+
+    scope = {"type": "websocket", "client": ("198.51.100.8", 5000), "extensions": {}}
+    served = asyncio.create_task(ConnectionCapMiddleware(handler, gate)(scope, receive, send))
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert counts == [1, 0]
+    closed.set()
+    await served
+    assert gate.open == 0
 
 
 async def test_healthz_reports_the_open_file_limit_and_a_cap_below_it(db_url: str) -> None:
