@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -117,6 +118,27 @@ async def alive(db: AsyncConnection | AsyncSession, now: datetime, interval: flo
     if conn.dialect.name != "postgresql":
         return set(rows)
     return {instance for instance in rows if await heartbeats.holds_lock(conn, instance)}
+
+
+class AliveCache:
+    """`alive`, read at most once per `seconds` (for hot paths such as game starts, which ask
+    whether a player is connected to another process): a process that crashed is seen gone by
+    them at most that much later than by a fresh read."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._read_at = float("-inf")
+        self._alive: frozenset[str] = frozenset()
+
+    async def get(self, db: AsyncConnection | AsyncSession, interval: float) -> frozenset[str]:
+        now = time.monotonic()
+        if now - self._read_at >= self.seconds:
+            self._alive = frozenset(await alive(db, utcnow(), interval))
+            self._read_at = now
+        return self._alive
+
+    def clear(self) -> None:
+        self._read_at = float("-inf")
 
 
 async def others_load(

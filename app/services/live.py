@@ -30,7 +30,7 @@ from app.db.engine import Database
 from app.db.table_log import Executor, StoredEvent
 from app.ratings import DEFAULT, Glicko, display, live_rd, provisional
 from app.rules import Color, Game, Result
-from app.services import events
+from app.services import events, heartbeat
 from app.services.clocks import GameClock
 from app.services.commits import MoveWriter
 from app.services.errors import ServiceError
@@ -278,6 +278,9 @@ def _table_of(row: Sequence[Any]) -> TableInfo:
     )
 
 
+ALIVE_CACHE_SECONDS = 1.0
+
+
 class LivePlay:
     """Everything live play keeps in one process; created and closed by the app's lifespan."""
 
@@ -313,6 +316,8 @@ class LivePlay:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
         self._ringing_failed = False
+        # The live processes as game starts see them, read at most once a second.
+        self.alive = heartbeat.AliveCache(ALIVE_CACHE_SECONDS)
 
     async def start(self) -> None:
         self.writer.start()

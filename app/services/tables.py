@@ -24,7 +24,7 @@ from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, Variant, get_variant
-from app.services import absences, attendance, events, games, heartbeat, ratings
+from app.services import absences, attendance, events, games, ratings
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
     LiveGame,
@@ -390,7 +390,7 @@ async def _create_game(
 
 async def _offline(live: LivePlay, db: Executor, user_ids: list[int]) -> set[int]:
     """Those of these users with no connection to a live server process."""
-    alive = await heartbeat.alive(db, as_datetime(time.time()), live.settings.heartbeat_seconds)
+    alive = await live.alive.get(db, live.settings.heartbeat_seconds)
     online = await presence_db.online(db, user_ids, alive | {live.instance})
     return set(user_ids) - online
 

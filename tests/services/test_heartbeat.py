@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db.engine import Database
-from app.services.heartbeat import LOCK_SPACE, Heartbeat, _lock_key
+from app.services.heartbeat import LOCK_SPACE, AliveCache, Heartbeat, _lock_key
 
 
 async def test_a_process_starting_while_one_recovers_alone_waits_and_is_not_alone(
@@ -80,3 +80,33 @@ async def test_a_lost_lock_is_taken_again_at_the_next_beat(db: Database) -> None
     finally:
         await beats.stop()
     assert not await held_by_us(db, beats.instance)
+
+
+async def test_the_alive_cache_reads_the_beats_at_most_once_a_window(db: Database) -> None:
+    """Game starts ask which processes are up through the cache: a process that stops is seen
+    gone once the window has passed (or the cache is cleared), not at every start."""
+    cache = AliveCache(0.3)
+
+    async def alive() -> frozenset[str]:
+        async with db.engine.connect() as conn:
+            return await cache.get(conn, 30.0)
+
+    first, second = Heartbeat(db, 30.0), Heartbeat(db, 30.0)
+    try:
+        await first.hold()
+        first.start()
+        await first.beat()
+        assert first.instance in await alive()
+        await first.stop()  # its last beat says it stopped
+        assert first.instance in await alive()  # within the window
+        await asyncio.sleep(0.35)
+        assert first.instance not in await alive()
+        await second.hold()
+        second.start()
+        await second.beat()
+        assert second.instance not in await alive()  # within the new window
+        cache.clear()
+        assert await alive() == {second.instance}
+    finally:
+        await first.stop()
+        await second.stop()
