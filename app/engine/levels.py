@@ -5,8 +5,9 @@ advancement only, and add noise to their root moves' scores (a move up to ``nois
 of a man worse may be chosen), so they lose honestly: by playing legal, plausible, weaker moves.
 Levels 5-8 use the full evaluation and the opening book; 5-7 also stop at a depth (6, 8, 10), two
 plies apart, so that each is clearly stronger than the one below whatever the machine's speed
-(the movetimes alone, 300 to 500 ms, are too close to order them). Levels 7 and 8 know the
-endgame database's exact results of positions of four pieces or fewer.
+(the movetimes alone, 300 to 500 ms, are too close to order them). In English draughts levels
+7 and 8 know the endgame database's exact results of positions of four pieces or fewer; pool
+has no database (its endings are not English ones), so there they search those endings too.
 """
 
 from __future__ import annotations

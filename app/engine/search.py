@@ -81,7 +81,8 @@ class Limits:
     seed: int | None = None
     """For the noise and the book's choice; None draws from the system."""
     egdb: bool = False
-    """Take the exact result of positions of few pieces from the endgame database."""
+    """Take the exact result of positions of few pieces from the endgame database (English
+    draughts only: pool has none, and its searches ignore this)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,8 +187,10 @@ class Searcher:
         self.node_limit = limits.nodes
         self.next_check = min(_CHECK_EVERY, limits.nodes) if limits.nodes else _CHECK_EVERY
         self.egdb: Egdb | None = None
-        self.egdb_pieces = _EGDB_PIECES_AT_MOST if limits.egdb else 0
-        """Nodes with this many pieces or fewer are probed (the database is read at the first)."""
+        self.egdb_pieces = _EGDB_PIECES_AT_MOST if limits.egdb and self.english else 0
+        """Nodes with this many pieces or fewer are probed (the database is read at the first).
+        The database is English draughts': pool's flying kings and backward captures by men
+        make other endings (two kings against one draws there), so pool never reads it."""
         self.probes = 0
 
     # -- budget ----------------------------------------------------------------------------------

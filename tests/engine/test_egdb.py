@@ -322,3 +322,13 @@ def test_slices_of_one_piece_more_solve_from_the_smaller_database() -> None:
     assert set(kings) == {(0, 2, 0, 2), (0, 3, 0, 1), (0, 1, 0, 3)}
     for s, table in kings.items():
         assert table == shipped().tables[s], s
+
+
+@pytest.mark.parametrize("fen", ["W:WK1,K5:BK29", "B:WK29:BK3,K7", "W:WK27,K23:BK28,12"])
+def test_pool_searches_do_not_read_the_english_database(fen: str) -> None:
+    """Won in English, not in pool (the lone king on the long diagonal holds against flying
+    kings): a pool search with the database asked for sees no forced win either."""
+    assert outcome(value(shipped(), ENGLISH.position(fen))) == 1
+    for limits in (Limits(depth=8, egdb=True), level_limits(7), level_limits(8)):
+        result = search_position(get_variant("pool").position(fen), limits)
+        assert abs(result.score) < 29_000, (limits, result)
