@@ -147,6 +147,7 @@ class Player:
         self.changed = asyncio.Event()
         self.reconnects = 0
         self.snapshots_after_start = 0
+        self.errors: list[dict[str, Any]] = []
         self.reader: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
@@ -185,6 +186,10 @@ class Player:
             await self.send(type="watch", table=self.table, since=self.v, epoch="log")
 
     def _apply(self, m: dict[str, Any]) -> None:
+        if m["type"] == "error":
+            self.errors.append(m)
+            self.changed.set()
+            return
         if m.get("table") != self.table and not (
             m["type"] == "table" and m["table"]["id"] == self.table
         ):
@@ -214,8 +219,8 @@ class Player:
         if game["status"] != "playing":
             self.ended = {"result": game["result"], "termination": game["termination"]}
 
-    async def until(self, done: Any) -> None:
-        deadline = time.monotonic() + WAIT
+    async def until(self, done: Any, wait: float = WAIT) -> None:
+        deadline = time.monotonic() + wait
         while not done():
             self.changed.clear()
             remaining = deadline - time.monotonic()
@@ -260,18 +265,24 @@ async def play(black: Player, white: Player, game: int, upto: int, acked: list[s
         mover = black if black.ply % 2 == 0 else white
         await mover.until(lambda m=mover: m.ply == black.ply and bool(m.legal))
         ply, move = mover.ply, mover.legal[0]
-        await mover.send(type="move", game=game, move=move, ply=ply)
         deadline = time.monotonic() + WAIT
-        while mover.ply == ply:  # resend if the socket closed before the move got through
-            reconnects = mover.reconnects
+        while mover.ply == ply:
+            # Sent again if no answer came: the socket may have closed before the move got
+            # through, or while the reader was still reconnecting (a send on the old socket).
+            reconnects, errors = mover.reconnects, len(mover.errors)
+            await mover.send(type="move", game=game, move=move, ply=ply)
             with contextlib.suppress(AssertionError):
                 await mover.until(
-                    lambda m=mover, p=ply, r=reconnects: m.ply > p or m.reconnects > r
+                    lambda m=mover, p=ply, r=reconnects, e=errors: (
+                        m.ply > p or m.reconnects > r or len(m.errors) > e
+                    ),
+                    wait=5.0,
                 )
             if mover.ply == ply:
-                assert time.monotonic() < deadline, f"move {move} at ply {ply} never stored"
+                assert time.monotonic() < deadline, (
+                    f"move {move} at ply {ply} never stored; errors: {mover.errors[-3:]}"
+                )
                 await asyncio.sleep(0.3)
-                await mover.send(type="move", game=game, move=move, ply=ply)
         acked.append(move)
         await black.until(lambda p=ply: black.ply > p)
 
