@@ -46,7 +46,7 @@ typecheck: install-dev
 
 # pytest exits 5 when it collected nothing; that is not a failure of the suite.
 pytest: install-dev
-	@echo "pytest: about 10 minutes on two cores with PostgreSQL, 5 without. Skipped: the" \
+	@echo "pytest: about half an hour on two cores with PostgreSQL, Chromium and haproxy. Skipped: the" \
 		"PostgreSQL tests unless TEST_DATABASE_URL is set, deep perft unless" \
 		"PYTEST_ARGS=--runslow, the browser tests without Chromium, the multi-host test" \
 		"without root, network namespaces and haproxy. The Redis tests need a Redis server" \
