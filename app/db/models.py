@@ -164,7 +164,10 @@ class Game(Base):
     last_move_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # When the side to move runs out of time (None: untimed or over): any process flags it then.
-    deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), index=True)
+    # Not indexed, like every column a move changes: a move's update then touches no index (a
+    # heap-only tuple update on PostgreSQL, where the table's pages keep a tenth free for it).
+    # The sweep finds due games among those in progress (`ix_games_status`).
+    deadline_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The standing draw offer (black|white) and the ply at which each colour last offered.
     draw_offer: Mapped[str | None] = mapped_column(String(8))
     black_offer_ply: Mapped[int | None] = mapped_column(Integer)

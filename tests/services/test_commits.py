@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import func, insert, select, text, update
+from sqlalchemy import func, insert, inspect, select, text, update
 
 from app.db import games as stored_games
 from app.db.engine import Database
@@ -227,3 +227,41 @@ async def test_a_writer_whose_connection_dies_reconnects_and_leaves_the_pool_as_
         plies = await conn.scalar(select(GameRow.ply_count).where(GameRow.id == game))
         count = await conn.scalar(select(func.count()).where(MoveRow.game_id == game))
     assert (plies, count) == (3, 3)
+
+
+# The columns of a game's row that a move in the middle of a game changes.
+MOVE_COLUMNS = {"ply_count", "last_move_at", "black_clock_ms", "white_clock_ms", "deadline_at"}
+
+
+async def test_no_index_of_the_games_covers_a_column_a_move_changes(db: Database) -> None:
+    # Else every move would write a new entry into each of the table's indexes (on PostgreSQL
+    # an update that changes no indexed column stays on its page: a heap-only tuple update).
+    async with db.engine.connect() as conn:
+        indexes = await conn.run_sync(lambda c: inspect(c).get_indexes("games"))
+    covering = {i["name"]: MOVE_COLUMNS & set(i["column_names"]) for i in indexes}
+    assert {name: cols for name, cols in covering.items() if cols} == {}
+
+
+async def test_moves_update_their_games_rows_in_place(db: Database) -> None:
+    """On PostgreSQL every move of a batch is a heap-only update of its game's row, its clock's
+    deadline changing at each move."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("heap-only tuple updates are PostgreSQL's")
+    games = await new_games(db, 10)
+    start = datetime.now(UTC)
+    async with db.engine.connect() as conn:
+        driver, statement = await stored_games.prepare_batch(conn)
+        async with driver.transaction():
+            for ply, text_ in enumerate(("11-15", "23-19", "8-11"), 1):
+                at = start + timedelta(seconds=ply)
+                batch = [
+                    replace(move(g, ply, text_), at=at, deadline=at + timedelta(minutes=5))
+                    for g in games
+                ]
+                assert all(s is not None for s in await stored_games.write_batch(statement, batch))
+            updated, in_place = await driver.fetchrow(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
+                " WHERE relname = 'games'"
+            )
+        await conn.invalidate()  # it carries the writer's settings
+    assert (updated, in_place) == (30, 30)
