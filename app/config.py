@@ -63,6 +63,10 @@ class Settings(BaseSettings):
     # The computer opponent: processes searching its moves (outside the event loop), per
     # server process; searches beyond them wait their turn.
     ai_workers: Annotated[int, Field(ge=1, le=64)] = 1
+    # Start them (and load the engine's book and endgame database in them) with the server;
+    # otherwise the first game against the computer starts them, and its first move waits the
+    # second or so that takes.
+    ai_workers_at_start: bool = False
 
     # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
     # login_max_failures, in login_window_seconds, above).

@@ -29,6 +29,7 @@ from app.api import (
 )
 from app.api.errors import install_error_handlers
 from app.broker import create_broker
+from app.clock import Clock
 from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.headers import SecurityHeadersMiddleware
@@ -89,8 +90,12 @@ async def open_broker(app: FastAPI) -> AsyncIterator[None]:
 @lifespan_part(needs=["settings", "live"], provides=["ai"])
 @asynccontextmanager
 async def run_ai(app: FastAPI) -> AsyncIterator[None]:
-    """`app.state.ai`: the computer opponent's driver and its pool of search processes."""
-    app.state.ai = AIPlayers(app.state.live, app.state.settings.ai_workers)
+    """`app.state.ai`: the computer opponent's driver and its pool of search processes (started
+    by the first game against the computer, or here with AI_WORKERS_AT_START)."""
+    settings: Settings = app.state.settings
+    app.state.ai = AIPlayers(
+        app.state.live, settings.ai_workers, at_start=settings.ai_workers_at_start
+    )
     await app.state.ai.start()
     try:
         yield
@@ -137,8 +142,9 @@ class CheckersApp(FastAPI):
         await super().__call__(scope, receive, send)
 
 
-def create_app(settings: Settings | None = None) -> CheckersApp:
-    """Build the app; `settings` defaults to the environment's (tests pass their own)."""
+def create_app(settings: Settings | None = None, clock: Clock | None = None) -> CheckersApp:
+    """Build the app; `settings` defaults to the environment's (tests pass their own), `clock`
+    to real time (tests pass a `FakeClock` to move time on)."""
     settings = settings or get_settings()
     docs = settings.api_docs_served  # API_DOCS: /docs, /redoc and /openapi.json, or none
     app = CheckersApp(
@@ -151,6 +157,7 @@ def create_app(settings: Settings | None = None) -> CheckersApp:
         openapi_url="/openapi.json" if docs else None,
     )
     app.state.settings = settings
+    app.state.clock = clock or Clock()
     redact_tokens_in_logs()  # however the app is served (`checkers serve`, uvicorn, tests)
     install_error_handlers(app)
     app.add_middleware(HttpMetricsMiddleware)

@@ -2,10 +2,12 @@
 
 - `--runslow`: run the tests marked `@pytest.mark.slow` (skipped by default).
 - `db_url`: parametrized `sqlite` / `postgres`; each test gets a fresh, migrated database that
-  holds only the seed rows (the three rooms). SQLite: a copy of a file migrated once per session,
-  in `tmp_path`. PostgreSQL (only when `TEST_DATABASE_URL` is set, else skipped with the reason):
-  a uniquely named database created for the session (and dropped at its end), emptied and
-  re-seeded before each test. So concurrent test runs never share tables.
+  holds only the seed rows (the three rooms). SQLite: a copy, in `tmp_path`, of a file migrated
+  once per test process (`migrated_sqlite(path)` makes one anywhere). PostgreSQL (only when
+  `TEST_DATABASE_URL` is set, else skipped with the reason): a uniquely named database created
+  for the test process (and dropped at its end), emptied and re-seeded before each test. So
+  concurrent test runs (and the workers of one) never share tables. `postgres_database()`
+  makes another, empty or migrated (copied from a template migrated once).
 - `blank_db_url`: the same two kinds, but empty and never migrated (for migration tests).
 - `settings`: `Settings` for `db_url`, built from defaults only (never from the environment; CI
   exports REDIS_URL): embedded broker `memory://`, guests, registrations and the message budget
@@ -23,10 +25,14 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
 import os
 import shutil
 import socket
+import tempfile
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -49,9 +55,42 @@ T = TypeVar("T")
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", help="run tests marked slow")
+    parser.addoption(
+        "--fast",
+        action="store_true",
+        help="the inner loop (make test-fast): SQLite and the in-process broker only; no browser,"
+        " no Redis, no PostgreSQL, no real outages, nothing that must run alone",
+    )
+
+
+# Fixtures that bring in a real Redis (and with it, most often, several server processes).
+REDIS_FIXTURES = frozenset({"redis_url", "private_redis"})
+# Parameters of the database and broker fixtures that name a server the fast loop does without.
+SERVER_PARAMS = frozenset({"postgres", "redis"})
+
+
+def _not_fast(item: pytest.Item) -> bool:
+    """Whether `--fast` leaves the test out."""
+    if any(item.get_closest_marker(m) for m in ("e2e", "outage", "alone", "slow")):
+        return True
+    if REDIS_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and bool(SERVER_PARAMS & set(map(str, callspec.params.values())))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.parts
+        if "e2e" in parts:
+            item.add_marker(pytest.mark.e2e)
+        if "deploy" in parts:
+            item.add_marker(pytest.mark.alone)
+            item.add_marker(pytest.mark.outage)
+    if config.getoption("--fast"):
+        kept = [item for item in items if not _not_fast(item)]
+        config.hook.pytest_deselected(items=[item for item in items if _not_fast(item)])
+        items[:] = kept
     if config.getoption("--runslow"):
         return
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
@@ -60,9 +99,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_slow)
 
 
+def require_redis(url: str) -> None:
+    """Skip the test, saying why, unless a Redis server answers PING at `url`."""
+    parsed = make_url(url.replace("redis://", "redis+any://", 1))
+    address = (parsed.host or "127.0.0.1", parsed.port or 6379)
+    try:
+        with socket.create_connection(address, timeout=2) as probe:
+            probe.sendall(b"PING\r\n")
+            answer = probe.recv(64)
+    except OSError as exc:
+        pytest.skip(f"redis: no Redis server at {url} ({exc}); start one or set TEST_REDIS_URL")
+    if not answer.startswith((b"+PONG", b"-NOAUTH")):
+        pytest.skip(f"redis: {url} does not answer PING like a Redis server ({answer!r})")
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    """The reason a skipped test gave, without pytest's "Skipped: " prefix."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """The skips counted by reason, so that a run says plainly what it did not test (a missing
+    PostgreSQL, Redis, Chromium or namespaces; a test that applies to one database only)."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", ()) if r.when != "teardown"]
+    if not skipped:
+        return
+    terminalreporter.section(f"{len(skipped)} skipped, by reason")
+    for reason, count in Counter(skip_reason(r) for r in skipped).most_common():
+        terminalreporter.write_line(f"{count:6d}  {reason}")
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    return os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    """The shared Redis server of `TEST_REDIS_URL`; the test is skipped if none answers."""
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    require_redis(url)
+    return url
 
 
 def free_port() -> int:
@@ -105,6 +179,8 @@ class PrivateRedis:
 
 @pytest.fixture
 async def private_redis() -> AsyncIterator[PrivateRedis]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis: no redis-server program to run a private Redis (apt install redis)")
     server = PrivateRedis()
     await server.start()
     try:
@@ -135,10 +211,11 @@ def _database_named(name: str) -> str:
     return make_url(TEST_DATABASE_URL).set(database=name).render_as_string(hide_password=False)
 
 
-async def _create_postgres_database(name: str) -> None:
+async def _create_postgres_database(name: str, template: str | None = None) -> None:
     conn = await asyncpg.connect(_driver_url(_database_named("postgres")))
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        copy = f' TEMPLATE "{template}"' if template is not None else ""
+        await conn.execute(f'CREATE DATABASE "{name}"{copy}')
     finally:
         await conn.close()
 
@@ -151,13 +228,37 @@ async def _drop_postgres_database(name: str) -> None:
         await conn.close()
 
 
+@functools.cache
+def _postgres_template() -> str:
+    """The name of a PostgreSQL database migrated once per test process (dropped when it
+    exits), which `postgres_database(migrated=True)` copies."""
+    from app.db.migrate import upgrade
+
+    name = f"checkers_template_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    in_thread(asyncio.run, _create_postgres_database(name))
+    _TEMPLATES.append(name)
+    in_thread(upgrade, _database_named(name))
+    return name
+
+
+_TEMPLATES: list[str] = []  # dropped when the session ends
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    for name in _TEMPLATES:
+        in_thread(asyncio.run, _drop_postgres_database(name))
+    _TEMPLATES.clear()
+
+
 @contextmanager
-def postgres_database() -> Iterator[str]:
-    """A new, empty, uniquely named PostgreSQL database for the duration of the block."""
+def postgres_database(*, migrated: bool = False) -> Iterator[str]:
+    """A new, uniquely named PostgreSQL database for the duration of the block: empty, or
+    `migrated` (a copy of a template migrated once, far quicker than migrating)."""
     if TEST_DATABASE_URL is None:
         pytest.skip(NO_POSTGRES)
+    template = _postgres_template() if migrated else None
     name = f"checkers_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    in_thread(asyncio.run, _create_postgres_database(name))
+    in_thread(asyncio.run, _create_postgres_database(name, template))
     try:
         yield _database_named(name)
     finally:
@@ -214,22 +315,29 @@ def _postgres_session_database() -> Iterator[_SeededPostgres]:
         yield _SeededPostgres(url, in_thread(asyncio.run, _read_seed(url)))
 
 
-@pytest.fixture(scope="session")
-def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@functools.cache
+def sqlite_template() -> Path:
+    """A SQLite database migrated once per test process (removed when it exits)."""
     from app.db.migrate import upgrade
 
-    path = tmp_path_factory.mktemp("sqlite-template") / "checkers.db"
+    directory = Path(tempfile.mkdtemp(prefix="checkers-template-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = directory / "checkers.db"
     in_thread(upgrade, f"sqlite+aiosqlite:///{path}")
     return path
+
+
+def migrated_sqlite(path: Path) -> str:
+    """A migrated SQLite database at `path` (a copy of the template); its URL."""
+    shutil.copyfile(sqlite_template(), path)
+    return f"sqlite+aiosqlite:///{path}"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A migrated database holding only the seed rows (the rooms), fresh for each test."""
     if request.param == "sqlite":
-        path = tmp_path / "checkers.db"
-        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
-        return f"sqlite+aiosqlite:///{path}"
+        return migrated_sqlite(tmp_path / "checkers.db")
     db: _SeededPostgres = request.getfixturevalue("_postgres_session_database")
     in_thread(asyncio.run, _reset(db))
     return db.url

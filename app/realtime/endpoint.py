@@ -14,7 +14,6 @@ import functools
 import gc
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from prometheus_client import Counter
 from pydantic_core import from_json
 from starlette.types import Receive, Scope, Send
 
+from app.clock import Clock
 from app.lifespan import lifespan_part
 from app.metrics import WS_MESSAGES
 from app.realtime import budgets, handshake
@@ -58,7 +58,9 @@ GC_YOUNG_THRESHOLD = 10_000  # allocations before the youngest generation is col
 @asynccontextmanager
 async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     """Lifespan part: recover the games in progress, then beat and serve the hub until shutdown."""
-    live = LivePlay(app.state.db, app.state.broker, app.state.settings)
+    # `create_app` gives the clock; an app assembled from parts runs on real time.
+    clock = getattr(app.state, "clock", None) or Clock()
+    live = LivePlay(app.state.db, app.state.broker, app.state.settings, clock)
     await live.start()
     hub = Hub(live, app.state.settings.sweep_seconds)
     await hub.start()
@@ -67,7 +69,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         return Load(len(hub.connections), len(hub.users), live.moves.last_minute()[0])
 
     beats = app.state.beats = Heartbeat(
-        app.state.db, app.state.settings.heartbeat_seconds, load=load
+        app.state.db, app.state.settings.heartbeat_seconds, load=load, clock=live.clock
     )
     await beats.hold()
     try:
@@ -115,7 +117,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
 async def _sweep(live: LivePlay) -> None:
     """Run `presence.sweep` every `sweep_seconds`, whatever fails (it is tried again)."""
     while True:
-        await asyncio.sleep(live.settings.sweep_seconds)
+        await live.clock.sleep(live.settings.sweep_seconds)
         try:
             await presence.sweep(live)
         except asyncio.CancelledError:
@@ -191,7 +193,7 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
                     if user is not None
                     else None
                 ),
-                "server_time": int(time.time() * 1000),
+                "server_time": int(hub.live.clock.time() * 1000),
                 "playing": playing,
                 "limits": {
                     "max_message_bytes": settings.ws_max_message_bytes,
@@ -286,7 +288,7 @@ def _user(conn: Connection) -> PlayerRef:
 
 
 async def _ping(hub: Hub, conn: Connection, m: p.Ping) -> None:
-    conn.send({"type": "pong", "t": m.t, "server_time": int(time.time() * 1000)})
+    conn.send({"type": "pong", "t": m.t, "server_time": int(hub.live.clock.time() * 1000)})
 
 
 async def _subscribe_lobby(hub: Hub, conn: Connection, m: p.SubscribeLobby) -> None:

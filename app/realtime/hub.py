@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
-import time
 import weakref
 from collections import deque
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from app.broker import SubscriberDropped
+from app.clock import Timer
 from app.db import table_log
 from app.db.table_log import StoredEvent
 from app.metrics import EVENT_LOG_READS, WS_CONNECTIONS
@@ -75,8 +76,8 @@ class TableFeed:
         # Events that arrived ahead of a missing one (by number, with whether they are foreign),
         # and the timer that reads the log if the missing one's ring does not come.
         self.early: dict[int, tuple[StoredEvent, bool]] = {}
-        self.gap_timer: asyncio.TimerHandle | None = None
-        self.linger: asyncio.TimerHandle | None = None
+        self.gap_timer: Timer | None = None
+        self.linger: Timer | None = None
         # The table as the lobby last heard of it from here (None: not since the feed began),
         # whether it left the lobby, the spectator count the lobby was given, when, and a
         # pending update of that count.
@@ -84,7 +85,7 @@ class TableFeed:
         self.unlisted = False
         self.spectators_shown = 0
         self.spectators_at = -SPECTATORS_EVERY_SECONDS
-        self.spectators_timer: asyncio.TimerHandle | None = None
+        self.spectators_timer: Timer | None = None
 
 
 class Hub:
@@ -158,7 +159,7 @@ class Hub:
         (a ring lost with the broker), and close the sockets of users banned meanwhile and
         those whose token was revoked or expired."""
         while True:
-            await asyncio.sleep(self.sweep_seconds)
+            await self.live.clock.sleep(self.sweep_seconds)
             try:
                 await self._compare_heads()
                 # Tokens first, bans second: a ban deletes its user's tokens in the transaction
@@ -181,13 +182,14 @@ class Hub:
             return
         async with self.live.db.session() as session:
             heads = await table_log.heads(session, list(self.feeds))
-        loop = asyncio.get_running_loop()
         for table_id, head in heads.items():
             feed = self.feeds.get(table_id)
             if feed is not None and head > feed.version:
                 # Behind the log: most often its last rings are on their way (a busy table's
                 # always are, for a moment); read the log if they do not come in time.
-                loop.call_later(GAP_WAIT_SECONDS, self._still_behind, feed, head)
+                self.live.clock.call_later(
+                    GAP_WAIT_SECONDS, functools.partial(self._still_behind, feed, head)
+                )
 
     def _still_behind(self, feed: TableFeed, head: int) -> None:
         if feed.version < head and self.feeds.get(feed.table_id) is feed:
@@ -295,7 +297,7 @@ class Hub:
         if feed is not None:
             count = self._spectators(feed, {p["id"] for p in summary["players"]})
             feed.summary, feed.unlisted = summary, False
-            feed.spectators_shown, feed.spectators_at = count, time.monotonic()
+            feed.spectators_shown, feed.spectators_at = count, self.live.clock.monotonic()
         if summary.get("spectators") == count:
             return text
         summary["spectators"] = count
@@ -327,12 +329,12 @@ class Hub:
         table (a burst of watchers makes one update)."""
         if feed.spectators_timer is not None:
             return
-        delay = feed.spectators_at + SPECTATORS_EVERY_SECONDS - time.monotonic()
+        delay = feed.spectators_at + SPECTATORS_EVERY_SECONDS - self.live.clock.monotonic()
         if delay <= 0:
             self._announce_spectators(feed)
         else:
-            feed.spectators_timer = asyncio.get_running_loop().call_later(
-                delay, self._announce_spectators, feed
+            feed.spectators_timer = self.live.clock.call_later(
+                delay, functools.partial(self._announce_spectators, feed)
             )
 
     def _announce_spectators(self, feed: TableFeed) -> None:
@@ -343,7 +345,7 @@ class Hub:
         count = self._spectators(feed, {p["id"] for p in summary["players"]})
         if count == feed.spectators_shown:
             return
-        feed.spectators_shown, feed.spectators_at = count, time.monotonic()
+        feed.spectators_shown, feed.spectators_at = count, self.live.clock.monotonic()
         summary = summary | {"spectators": count}
         # Counted by this process, so told to its own lobby subscribers only.
         self._to_lobby(dumps({"type": "lobby_table", "room": summary["room"], "table": summary}))
@@ -367,8 +369,8 @@ class Hub:
         if event.seq > feed.version + 1:
             feed.early[event.seq] = (event, foreign)
             if feed.gap_timer is None:
-                feed.gap_timer = asyncio.get_running_loop().call_later(
-                    GAP_WAIT_SECONDS, self._gap_unfilled, feed
+                feed.gap_timer = self.live.clock.call_later(
+                    GAP_WAIT_SECONDS, functools.partial(self._gap_unfilled, feed)
                 )
             return
         self._apply(feed, event, foreign)
@@ -571,8 +573,8 @@ class Hub:
 
     def _linger(self, feed: TableFeed) -> None:
         if feed.linger is None:
-            feed.linger = asyncio.get_running_loop().call_later(
-                FEED_LINGER_SECONDS, self._drop_feed, feed
+            feed.linger = self.live.clock.call_later(
+                FEED_LINGER_SECONDS, functools.partial(self._drop_feed, feed)
             )
 
     def _drop_feed(self, feed: TableFeed) -> None:

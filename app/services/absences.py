@@ -4,7 +4,6 @@ transaction (see `app.services.presence`, which decides when)."""
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 
 from app.db import games as stored_games
@@ -22,7 +21,7 @@ async def _mark(
     where it is not so already, with a `player_away` / `player_back` event each."""
     rows = await stored_games.absences(db, user_id)
     stored: list[StoredEvent] = []
-    now = time.time()
+    now = live.clock.time()
     for game_id, table_id, black_id, black_away, white_away in rows:
         assert table_id is not None  # as the query asked
         colour = Color.BLACK if black_id == user_id else Color.WHITE

@@ -49,7 +49,6 @@ from app.rules import Color, Game
 from app.services import decisions, games, heartbeat, tables
 from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
 from app.status import GameStatus
-from app.timeutil import as_datetime
 
 logger = logging.getLogger(__name__)
 
@@ -153,9 +152,11 @@ def _warm() -> None:
 class AIPlayers:
     """The AI's driver in one server process; started and stopped by the app's lifespan."""
 
-    def __init__(self, live: LivePlay, workers: int) -> None:
+    def __init__(self, live: LivePlay, workers: int, *, at_start: bool = False) -> None:
         self.live = live
         self.workers = workers
+        self.at_start = at_start
+        # Its search processes: started by the first search (or at start with `at_start`).
         self.pool: Executor | None = None
         self.driving: dict[int, int] = {}  # game → table, the games this process plays
         self._tables: dict[int, int] = {}  # table → game
@@ -171,10 +172,16 @@ class AIPlayers:
     async def start(self) -> None:
         async with self.live.db.session() as session:
             self.live.ai_levels = await stored_ai.players(session)
-        self.pool = self._new_pool()
-        self.pool.submit(_warm)
+        if self.at_start:
+            self._processes().submit(_warm)
         self.live.listeners.append(self._heard)
         self._task = asyncio.create_task(self._run(), name="ai-driver")
+
+    def _processes(self) -> Executor:
+        """The search processes, started now if they are not yet."""
+        if self.pool is None:
+            self.pool = self._new_pool()
+        return self.pool
 
     def _new_pool(self) -> Executor:
         # Spawned (not forked from a process running an event loop and threads), and watching
@@ -209,7 +216,7 @@ class AIPlayers:
             except Exception:
                 logger.warning("cannot look for games against the computer yet", exc_info=True)
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.live.settings.sweep_seconds):
+                async with self.live.clock.timeout(self.live.settings.sweep_seconds):
                     await self._wake.wait()
             self._wake.clear()
 
@@ -228,7 +235,7 @@ class AIPlayers:
                     continue
                 if driver is not None:
                     if alive is None:
-                        now = as_datetime(time.time())
+                        now = self.live.clock.now()
                         alive = await heartbeat.alive(session, now, live.settings.heartbeat_seconds)
                     if driver in alive:
                         continue
@@ -266,7 +273,7 @@ class AIPlayers:
             except asyncio.CancelledError:
                 raise
             except Exception:  # the broker is down or this follower fell behind: the sweep
-                await asyncio.sleep(self.live.settings.sweep_seconds)  # covers meanwhile
+                await self.live.clock.sleep(self.live.settings.sweep_seconds)  # covers meanwhile
 
     def _heard(self, stored: Sequence[StoredEvent]) -> None:
         """Events announced here: the human's move or draw offer in a game played here wakes
@@ -329,7 +336,7 @@ class AIPlayers:
             return
         left = None
         if lg.clock is not None and lg.game.ply >= 2:
-            left = lg.clock.left(colour, colour, time.time())
+            left = lg.clock.left(colour, colour, self.live.clock.time())
         limits = replace(level_limits(level), movetime_ms=movetime_ms(level, left))
         result = await self._search(lg, limits)
         if level >= RESIGN_FROM_LEVEL and self._hopeless(game_id, result.score):
@@ -367,11 +374,10 @@ class AIPlayers:
 
     async def _search(self, lg: LiveGame, limits: Limits) -> SearchResult:
         """Search the game's position in the pool (waiting for a free worker)."""
-        assert self.pool is not None
         loop = asyncio.get_running_loop()
         args = (lg.game.fen(), lg.variant, limits, _history(lg))
         try:
-            return await loop.run_in_executor(self.pool, search, *args)
+            return await loop.run_in_executor(self._processes(), search, *args)
         except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
             logger.warning("the computer's search processes died; starting new ones")
             self.pool = self._new_pool()

@@ -10,7 +10,6 @@ gone, its last heartbeat), and the sweep (`app.services.presence`) stands its ho
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -18,7 +17,7 @@ from app.db import attendance as stored
 from app.db import tables as stored_tables
 from app.db.table_log import Executor
 from app.services.live import LivePlay
-from app.timeutil import as_datetime, as_unix
+from app.timeutil import as_unix
 
 Seat = tuple[int, int]  # (table, user)
 
@@ -29,7 +28,7 @@ async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> b
     whether the row is open now."""
     async with live.db.session() as session:
         if not watching:
-            at = as_datetime(time.time())
+            at = live.clock.now()
             await stored.close(session, table_id, user_id, live.instance, at)
             await session.commit()
             return False

@@ -13,7 +13,6 @@ both players hear `your_game`.
 from __future__ import annotations
 
 import random
-import time
 from datetime import timedelta
 from typing import Any
 
@@ -35,13 +34,13 @@ DECLINE_REASONS = (
 )
 
 
-def payload(row: Challenge, challenger: str, dest: str) -> dict[str, Any]:
-    """A challenge as both faces show it."""
+def payload(row: Challenge, challenger: str, dest: str, now: float) -> dict[str, Any]:
+    """A challenge as both faces show it at `now` (Unix seconds)."""
     clock = None
     if row.clock_base_s is not None:
         clock = {"base": row.clock_base_s, "increment": row.clock_increment_s}
     status = row.status
-    if status == stored.CREATED and as_unix(row.expires_at) <= time.time():
+    if status == stored.CREATED and as_unix(row.expires_at) <= now:
         status = "expired"
     return {
         "id": row.id,
@@ -76,7 +75,7 @@ async def make(
     if colour not in tables.COLOURS:
         raise PlayError("bad_message", "colour must be black, white or random")
     base, increment = tables.parse_clock(clock)
-    now = time.time()
+    now = live.clock.time()
     async with live.db.session() as session:
         dest = await stored_accounts.find_user(session, dest_name)
         if dest is None or dest.kind == "imported" or dest.banned:
@@ -104,7 +103,7 @@ async def make(
             created_at=as_datetime(now),
             expires_at=as_datetime(now) + timedelta(seconds=CHALLENGE_SECONDS),
         )
-        made = payload(row, user.name, dest.name)
+        made = payload(row, user.name, dest.name, live.clock.time())
         await session.commit()
     await live.notify(dest.id, {"type": "challenge", "challenge": made})
     return made
@@ -116,7 +115,7 @@ async def _waiting(live: LivePlay, challenge_id: int, user_id: int) -> tuple[Cha
     if found is None or user_id not in (found[0].challenger_id, found[0].dest_id):
         raise PlayError("not_found", f"no challenge {challenge_id}")
     row = found[0]
-    if row.status != stored.CREATED or as_unix(row.expires_at) <= time.time():
+    if row.status != stored.CREATED or as_unix(row.expires_at) <= live.clock.time():
         raise PlayError(
             "not_found", f"challenge {challenge_id} no longer waits for an answer", http_status=409
         )
@@ -142,7 +141,7 @@ async def accept(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str
             clock_increment_s=row.clock_increment_s,
             rated=row.rated,
         )
-        now = as_datetime(time.time())
+        now = live.clock.now()
         if not await stored.answer(session, challenge_id, now, "accepted", game_id=lg.id):
             raise PlayError(
                 "not_found",
@@ -152,7 +151,7 @@ async def accept(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str
         await session.commit()
     await tables.started(live, table, lg, events)
     row.status, row.game_id = "accepted", lg.id
-    return payload(row, challenger_name, user.name)
+    return payload(row, challenger_name, user.name, live.clock.time())
 
 
 async def decline(
@@ -179,14 +178,14 @@ async def _answer(
     live: LivePlay, row: Challenge, challenger: str, dest: str, status: str, reason: str | None
 ) -> dict[str, Any]:
     async with live.db.session() as session:
-        now = as_datetime(time.time())
+        now = live.clock.now()
         if not await stored.answer(session, row.id, now, status, reason=reason):
             raise PlayError(
                 "not_found", f"challenge {row.id} no longer waits for an answer", http_status=409
             )
         await session.commit()
     row.status, row.decline_reason = status, reason
-    made = payload(row, challenger, dest)
+    made = payload(row, challenger, dest, live.clock.time())
     told = row.challenger_id if status == "declined" else row.dest_id
     await live.notify(told, {"type": f"challenge_{status}", "challenge": made})
     return made
@@ -194,6 +193,7 @@ async def _answer(
 
 async def waiting_for(live: LivePlay, user_id: int) -> list[dict[str, Any]]:
     """The challenges made by or to the user that wait for an answer."""
+    now = live.clock.time()
     async with live.db.session() as session:
-        rows = await stored.waiting_for(session, user_id, as_datetime(time.time()))
-    return [payload(row, challenger, dest) for row, challenger, dest in rows]
+        rows = await stored.waiting_for(session, user_id, as_datetime(now))
+    return [payload(row, challenger, dest, now) for row, challenger, dest in rows]

@@ -4,7 +4,6 @@ declining a draw, aborting, and claiming against an absent opponent."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,7 +16,6 @@ from app.services import events, games
 from app.services.game_state import away_of, first_turn, offer_ply, standing_offer
 from app.services.live import LivePlay, PlayError
 from app.status import GameStatus
-from app.timeutil import as_datetime
 
 Decision = Callable[[AsyncSession, GameRow, Color], Awaitable[list[StoredEvent]]]
 
@@ -78,7 +76,7 @@ async def offer_draw(live: LivePlay, user_id: int, game_id: int) -> None:
             session,
             row.table_id,
             [events.draw_offered(row.table_id, row.id, colour.value)],
-            as_datetime(time.time()),
+            live.clock.now(),
         )
 
     await _decide(live, user_id, game_id, act)
@@ -96,7 +94,7 @@ async def answer_draw(live: LivePlay, user_id: int, game_id: int, *, accept: boo
             session,
             row.table_id,
             [events.draw_declined(row.table_id, row.id, colour.value)],
-            as_datetime(time.time()),
+            live.clock.now(),
         )
 
     await _decide(live, user_id, game_id, act)
@@ -122,8 +120,9 @@ async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
         if since is None:
             raise PlayError("too_early", "your opponent is connected")
         claim_at = since + live.settings.disconnect_grace_seconds
-        if time.time() < claim_at:
-            raise PlayError("too_early", f"you may claim in {claim_at - time.time():.0f} seconds")
+        now = live.clock.time()
+        if now < claim_at:
+            raise PlayError("too_early", f"you may claim in {claim_at - now:.0f} seconds")
         if row.ply_count == 0:
             return await _end_row(live, session, row, Outcome(Termination.ABORTED))
         return await _end_row(live, session, row, Outcome(Termination.ABANDONED, colour))

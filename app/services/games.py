@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -236,7 +235,7 @@ def _started(live: LivePlay, event: events.GameStarted) -> LiveGame | None:
         game=Game(get_variant(data["variant"]), start_fen=data["start_fen"]),
         # No clock runs before both sides' first moves, so when it was started is not needed.
         clock=GameClock(
-            table.clock_increment_s * 1000, clocks["black"], clocks["white"], time.time()
+            table.clock_increment_s * 1000, clocks["black"], clocks["white"], live.clock.time()
         )
         if clocks is not None
         else None,
@@ -304,7 +303,7 @@ async def recover(live: LivePlay, instance: str, *, alone: bool = False) -> int:
       before the crash stays charged (give or take one heartbeat interval), the downtime is not;
     - no beat at all (a new database): the running turns start again now.
     """
-    now = as_datetime(time.time())
+    now = live.clock.now()
     async with live.db.engine.begin() as conn:
         await heartbeat.lock(conn)
         await heartbeat.write(conn, instance, now)
@@ -402,7 +401,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
             lg.clock = stored_clock(row)
             lg.first_move_deadline = first_move_deadline(row)
         lg.draw_offer, lg.away = standing_offer(row), away_of(row)
-        return game_payload(live, lg, time.time()) | {"rating_change": rating_change}
+        return game_payload(live, lg, live.clock.time()) | {"rating_change": rating_change}
 
 
 # --- moves ---------------------------------------------------------------------------------
@@ -457,7 +456,7 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         except PlayError as exc:
             MOVES_REJECTED.labels(exc.code).inc()
             raise
-        now = time.time()
+        now = live.clock.time()
         late = _expired(lg, now)
         if late is not None:
             await _end(live, game_id, late, ply=lg.game.ply)
@@ -603,9 +602,7 @@ async def _table_changed(live: LivePlay, table_id: int) -> None:
         table = await read_table(session, table_id)
         if table is None:
             return
-        stored = await live.record(
-            session, table_id, [live.table_update(table)], as_datetime(time.time())
-        )
+        stored = await live.record(session, table_id, [live.table_update(table)], live.clock.now())
         await session.commit()
     await live.announce(stored)
     await live.publish_lobby(table)
@@ -637,7 +634,7 @@ async def store_ending(
         row = await locked_row(db, game_id)
     if row is None or not stored_games.in_progress(row, ply):
         return None
-    now = time.time()
+    now = live.clock.time()
     clock = stored_clock(row)
     # The clocks stop now: the side to move is charged the time it spent (no clock runs before
     # both first moves).
@@ -716,9 +713,9 @@ def _arm(live: LivePlay, lg: LiveGame) -> None:
         due = lg.clock.deadline(lg.game.position.turn) if lg.clock is not None else None
     if due is None:
         return
-    delay = max(0.0, due - time.time())
+    delay = max(0.0, due - live.clock.time())
     game_id = lg.id
-    lg.timer = asyncio.get_running_loop().call_later(delay, lambda: live.spawn(flag(live, game_id)))
+    lg.timer = live.clock.call_later(delay, lambda: live.spawn(flag(live, game_id)))
 
 
 async def flag(live: LivePlay, game_id: int) -> bool:
@@ -731,7 +728,7 @@ async def flag(live: LivePlay, game_id: int) -> bool:
                 row = await locked_row(session, game_id)
                 if row is None or row.status != GameStatus.PLAYING:
                     return False
-                ending = _stored_expiry(row, time.time())
+                ending = _stored_expiry(row, live.clock.time())
                 if ending is None:
                     lg = live.games.get(game_id)
                     if lg is not None and lg.game.ply != row.ply_count:
@@ -768,7 +765,7 @@ async def flag_due(live: LivePlay) -> int:
     is overdue (the sweep behind the timers: a game whose process crashed, or whose flag could
     not be written)."""
     async with live.db.session() as session:
-        due = await stored_games.due(session, as_datetime(time.time()))
+        due = await stored_games.due(session, live.clock.now())
     flagged = 0
     for game_id in due:
         flagged += await flag(live, game_id)

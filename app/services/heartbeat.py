@@ -27,7 +27,6 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -41,11 +40,12 @@ except ImportError:  # not on POSIX: the beats alone decide on SQLite
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
+from app.clock import Clock
 from app.db import heartbeats
 from app.db.engine import Database, ping
 from app.db.heartbeats import LOCK_SPACE, Load, lock
 from app.db.heartbeats import lock_key as _lock_key
-from app.timeutil import as_utc, utcnow
+from app.timeutil import as_utc
 
 __all__ = [
     "FRESH_BEATS",
@@ -125,15 +125,16 @@ class AliveCache:
     whether a player is connected to another process): a process that crashed is seen gone by
     them at most that much later than by a fresh read."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, clock: Clock | None = None) -> None:
         self.seconds = seconds
+        self.clock = clock or Clock()
         self._read_at = float("-inf")
         self._alive: frozenset[str] = frozenset()
 
     async def get(self, db: AsyncConnection | AsyncSession, interval: float) -> frozenset[str]:
-        now = time.monotonic()
+        now = self.clock.monotonic()
         if now - self._read_at >= self.seconds:
-            self._alive = frozenset(await alive(db, utcnow(), interval))
+            self._alive = frozenset(await alive(db, self.clock.now(), interval))
             self._read_at = now
         return self._alive
 
@@ -167,9 +168,11 @@ class Heartbeat:
         interval: float,
         instance: str | None = None,
         load: Callable[[], Load] = Load,
+        clock: Clock | None = None,
     ) -> None:
         self.db = db
         self.interval = interval
+        self.clock = clock or Clock()
         self.instance = instance or new_instance()
         self.load = load  # what to write with each beat
         self._task: asyncio.Task[None] | None = None
@@ -254,14 +257,14 @@ class Heartbeat:
     async def beat(self, stopped: bool = False) -> None:
         load = Load() if stopped else self.load()
         async with self.db.engine.begin() as conn:
-            await write(conn, self.instance, utcnow(), stopped, load)
+            await write(conn, self.instance, self.clock.now(), stopped, load)
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            await self.clock.sleep(self.interval)
             try:
                 await self.beat()
-                async with asyncio.timeout(self.interval):
+                async with self.clock.timeout(self.interval):
                     await self._keep_lock()
             except Exception:  # the database may be back at the next beat
                 logger.exception("cannot write the heartbeat")

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from app.broker import Broker, BrokerUnavailable
+from app.clock import Clock, Timer
 from app.config import Settings
 from app.db import table_log
 from app.db import tables as stored_tables
@@ -121,7 +122,7 @@ class LiveGame:
     away: dict[Color, float] = field(default_factory=dict)
     # Unix seconds by which the side to move must make its first move (None from ply 2 on).
     first_move_deadline: float | None = None
-    timer: asyncio.TimerHandle | None = None
+    timer: Timer | None = None
     # The game's lock (`LivePlay.game_lock`), held here while the game is cached so that it is
     # not made anew for every move.
     lock: asyncio.Lock | None = None
@@ -284,10 +285,14 @@ ALIVE_CACHE_SECONDS = 1.0
 class LivePlay:
     """Everything live play keeps in one process; created and closed by the app's lifespan."""
 
-    def __init__(self, db: Database, broker: Broker, settings: Settings) -> None:
+    def __init__(
+        self, db: Database, broker: Broker, settings: Settings, clock: Clock | None = None
+    ) -> None:
         self.db = db
         self.broker = broker
         self.settings = settings
+        # The time of live play: clocks, deadlines, absences, sweeps (`app.clock`).
+        self.clock = clock or Clock()
         self.writer = MoveWriter(db)
         self.moves = MoveRate()  # moves this process accepted lately (`games.play` counts)
         self.instance = ""  # this process's heartbeat id, set once it beats
@@ -317,7 +322,7 @@ class LivePlay:
         self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
         self._ringing_failed = False
         # The live processes as game starts see them, read at most once a second.
-        self.alive = heartbeat.AliveCache(ALIVE_CACHE_SECONDS)
+        self.alive = heartbeat.AliveCache(ALIVE_CACHE_SECONDS, self.clock)
 
     async def start(self) -> None:
         self.writer.start()

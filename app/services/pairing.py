@@ -22,7 +22,6 @@ import asyncio
 import bisect
 import logging
 import random
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -147,7 +146,7 @@ async def seek(
     pool = pool_of(pool_id)
     if await games.playing_for(live, user.id):
         raise PlayError("game_in_progress", "finish your game in progress first")
-    now = time.time()
+    now = live.clock.time()
     async with live.db.session() as session:
         if await stored_accounts.is_bot(session, user.id):
             raise PlayError("bad_message", "bots do not wait in the pools: they play challenges")
@@ -206,7 +205,7 @@ async def _pair_batch(
     made: list[tuple[TableInfo, LiveGame, list[StoredEvent]]] = []
     async with live.db.session() as session:
         seekers = _seekers(await stored.lock_pool(session, pool.id))
-        for one, two in match(seekers, time.time())[:BATCH]:
+        for one, two in match(seekers, live.clock.time())[:BATCH]:
             black, white = (one.user, two.user) if random.random() < 0.5 else (two.user, one.user)
             if not await stored.take(session, [black.id, white.id]):
                 await session.rollback()  # paired elsewhere meanwhile (SQLite): next step
@@ -233,7 +232,7 @@ async def pair_all(live: LivePlay) -> int:
     """A pairing step of every pool where someone waits, after dropping the seeks of users
     whose server process has died."""
     async with live.db.session() as session:
-        now = as_datetime(time.time())
+        now = live.clock.now()
         alive = await heartbeat.alive(session, now, live.settings.heartbeat_seconds)
         await stored.remove_dead(session, alive | {live.instance})
         await session.commit()
@@ -254,7 +253,7 @@ async def waiting(live: LivePlay) -> list[dict[str, Any]]:
 async def run(live: LivePlay) -> None:
     """Run `pair_all` every `PAIRING_SECONDS`, whatever fails (it is tried again)."""
     while True:
-        await asyncio.sleep(PAIRING_SECONDS)
+        await live.clock.sleep(PAIRING_SECONDS)
         try:
             await pair_all(live)
         except asyncio.CancelledError:

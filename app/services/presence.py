@@ -12,7 +12,6 @@ opening on one process while another closes elsewhere cannot leave them marked a
 from __future__ import annotations
 
 import logging
-import time
 from datetime import datetime
 from typing import Any
 
@@ -32,9 +31,7 @@ SWITCH_SECONDS = 5.0  # a stopped process's users have this long to connect else
 
 
 async def _alive(live: LivePlay, session: AsyncSession) -> set[str]:
-    alive = await heartbeat.alive(
-        session, as_datetime(time.time()), live.settings.heartbeat_seconds
-    )
+    alive = await heartbeat.alive(session, live.clock.now(), live.settings.heartbeat_seconds)
     return alive | {live.instance}
 
 
@@ -42,7 +39,7 @@ async def connected(live: LivePlay, user: PlayerRef) -> None:
     """The user's first connection to this process: present, and back in their games."""
     async with live.db.session() as session:
         await stored.lock_user(session, user.id)
-        await stored.add(session, live.instance, user.id, as_datetime(time.time()))
+        await stored.add(session, live.instance, user.id, live.clock.now())
         back = await absences.mark_back(live, session, user.id)
         await session.commit()
     await live.announce(back)
@@ -64,7 +61,7 @@ async def disconnected(
 ) -> None:
     """The user's last connection to a process (this one, or `instance`, gone) closed."""
     instance = instance or live.instance
-    since = time.time() if since is None else since
+    since = live.clock.time() if since is None else since
     async with live.db.session() as session:
         await stored.lock_user(session, user_id)
         await stored.remove(session, instance, user_id)
@@ -92,7 +89,7 @@ async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, li
             instance: (beat.beat_at, beat.stopped)
             for instance, beat in (await heartbeats.of(session, set(gone))).items()
         }
-    switched = time.time() - SWITCH_SECONDS
+    switched = live.clock.time() - SWITCH_SECONDS
     found = []
     for instance, users in gone.items():
         beat_at, stopped = beats.get(instance, (None, False))
@@ -115,7 +112,7 @@ async def _stand_up_absent(live: LivePlay) -> None:
         watched = await attendance.unattended(session, seats, alive)
         online = await stored.online(session, user_ids, alive)
         users = await stored.last_seen(session, user_ids)
-    cutoff = time.time() - live.settings.disconnect_grace_seconds
+    cutoff = live.clock.time() - live.settings.disconnect_grace_seconds
     for table_id, user_id in seats:
         if user_id not in users or live.is_ai(user_id):
             continue  # the computer opponent stays while its opponent does
@@ -138,12 +135,12 @@ async def sweep(live: LivePlay) -> None:
     sweeps; every write is conditional, so each thing happens once."""
     await games.flag_due(live)
     for instance, beat_at, users in await _gone_instances(live):
-        since = as_unix(beat_at) if beat_at is not None else time.time()
+        since = as_unix(beat_at) if beat_at is not None else live.clock.time()
         logger.info("server process %s is gone: %d users offline", instance, len(users))
         for user_id in users:
             await disconnected(live, user_id, instance=instance, since=since)
     # Seats wait a grace period, so looking for absent players a few times in it will do.
-    now = time.monotonic()
+    now = live.clock.monotonic()
     every = max(live.settings.sweep_seconds, live.settings.disconnect_grace_seconds / 4)
     if now - live.stood_up_at >= every - 0.01:
         live.stood_up_at = now
@@ -165,7 +162,7 @@ async def online_in_room(live: LivePlay, room_ref: str | int) -> dict[str, Any]:
         if room is None:
             raise PlayError("not_found", f"no room {room_ref}")
         seated = await stored.seated_in_room(session, room.id, await _alive(live, session))
-    now = time.time()
+    now = live.clock.time()
     players = []
     for user_id, name, table, rating in seated:
         player = seated_player(user_id, name, rating, now)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import random
 import secrets
-import time
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -318,7 +317,7 @@ async def _create_game(
         raise PlayError("not_found", f"table {table.id} is closed")
     if table.game_status == GameStatus.PLAYING:
         raise PlayError("seat_taken", f"a game is already in progress at table {table.id}")
-    now = time.time()
+    now = live.clock.time()
     started = as_datetime(now)
     base_ms = table.clock_base_s * 1000 if table.clock_base_s is not None else None
     game_id = await stored_games.create(
@@ -498,7 +497,7 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
                     events.rematch_offered(table_id, user.payload()),
                     live.table_update(table),
                 ],
-                as_datetime(time.time()),
+                live.clock.now(),
             )
             await session.commit()
             await live.announce(stored)
@@ -522,7 +521,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             raise PlayError("game_in_progress", "resign or abort the game before leaving")
         # The computer opponent does not stay alone at a table: it closes.
         remaining = [p for p in table.players if p.id != user.id and not live.is_ai(p.id)]
-        now = as_datetime(time.time())
+        now = live.clock.now()
         table.guest, table.rematch = None, frozenset()
         if remaining:
             table.owner = remaining[0]
@@ -585,7 +584,7 @@ async def chat(
         if table is None or table.closed:
             raise PlayError("not_found", f"no table {table_id}")
         stored = await live.record(
-            session, table_id, [_chat_line(table, user, text)], as_datetime(time.time())
+            session, table_id, [_chat_line(table, user, text)], live.clock.now()
         )
         await session.commit()
     await live.announce(stored)
@@ -655,7 +654,7 @@ async def record_closing(
     live: LivePlay, db: Executor, table_id: int, reason: str
 ) -> list[StoredEvent]:
     """Close a table (its game already ended) in the caller's transaction, with its events."""
-    now = as_datetime(time.time())
+    now = live.clock.now()
     await stored_tables.close(db, table_id, now)
     await attendance.forget(db, table_id)
     table = await read_table(db, table_id)

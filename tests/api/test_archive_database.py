@@ -3,7 +3,6 @@ while live play and everything else keep writing to DATABASE_URL."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,10 +11,9 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.engine import Database, is_sqlite
-from app.db.migrate import upgrade
 from app.db.models import Game, Move
 from tests.api.archive_data import add_game, at
-from tests.conftest import in_thread, make_settings, postgres_database
+from tests.conftest import make_settings, migrated_sqlite, postgres_database
 from tests.support.server import serve
 from tests.support.ws import guest, start_game
 
@@ -24,12 +22,9 @@ from tests.support.ws import guest, start_game
 def archive_db_url(db_url: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A second migrated database of the same kind as `db_url`, standing in for a replica."""
     if is_sqlite(db_url):
-        path = tmp_path / "replica.db"
-        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
-        yield f"sqlite+aiosqlite:///{path}"
+        yield migrated_sqlite(tmp_path / "replica.db")
         return
-    with postgres_database() as url:
-        in_thread(upgrade, url)
+    with postgres_database(migrated=True) as url:
         yield url
 
 

@@ -10,7 +10,6 @@ logout gets a fresh guest token so that it revokes neither. The budget is small
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD
-from tests.conftest import free_port, in_thread, make_settings, postgres_database
+from tests.conftest import free_port, make_settings, migrated_sqlite, postgres_database
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_EXAMPLES = 6
@@ -64,16 +63,12 @@ def fuzzed(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Fuzzed]:
     """A migrated database of the module's own, an administrator, and a server on it."""
-    from app.db.migrate import upgrade
 
     with ExitStack() as stack:
         if request.param == "sqlite":
-            path = tmp_path_factory.mktemp("fuzz") / "checkers.db"
-            shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
-            database_url = f"sqlite+aiosqlite:///{path}"
+            database_url = migrated_sqlite(tmp_path_factory.mktemp("fuzz") / "checkers.db")
         else:
-            database_url = stack.enter_context(postgres_database())
-            in_thread(upgrade, database_url)
+            database_url = stack.enter_context(postgres_database(migrated=True))
         env = os.environ | {
             "PYTHONPATH": str(ROOT),
             "ENVIRONMENT": "test",

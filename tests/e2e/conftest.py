@@ -1,9 +1,9 @@
 """Fixtures of the browser tests: a real uvicorn server and Debian's Chromium driven by Playwright.
 
 - `server`: the whole application served by uvicorn on a free port (port 0) in a thread of its
-  own, on a migrated SQLite database in `tmp_path` and the in-process broker (`.url`,
-  `.database_url`); `server_url` is its URL. `running_server(directory, **settings)` starts one
-  with other settings.
+  own, on a migrated SQLite database in `tmp_path` (copied from one migrated once per test
+  process) and the in-process broker (`.url`, `.database_url`, `.clock`); `server_url` is its
+  URL. `running_server(directory, **settings)` starts one with other settings.
 - `browser`: headless Chromium from `CHROMIUM_PATH` (default `/usr/bin/chromium`). Playwright
   gives every launch a fresh temporary profile, and every `new_context()` is as isolated as a
   separate browser: one context per person in a test. Skipped, with the reason, only when the
@@ -25,9 +25,9 @@ import pytest
 import uvicorn
 from playwright.sync_api import Browser, sync_playwright
 
-from app.db.migrate import upgrade
+from app.clock import FakeClock
 from app.main import create_app
-from tests.conftest import in_thread, make_settings
+from tests.conftest import make_settings, migrated_sqlite
 
 CHROMIUM_PATH = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps calling home on a closed network.
@@ -63,14 +63,16 @@ def browser() -> Iterator[Browser]:
 class LiveServer:
     url: str  # e.g. http://127.0.0.1:41234
     database_url: str
+    clock: FakeClock  # the server's time: advance it to pass a deadline at once
 
 
 @contextmanager
 def running_server(directory: Path, **settings: Any) -> Iterator[LiveServer]:
-    """Serve the app on a fresh database in `directory`, with `settings` overriding defaults."""
-    database_url = f"sqlite+aiosqlite:///{directory / 'e2e.db'}"
-    in_thread(upgrade, database_url)
-    app = create_app(make_settings(database_url=database_url, **settings))
+    """Serve the app on a fresh database in `directory` (a copy of one migrated once), with
+    `settings` overriding defaults, on a `FakeClock`."""
+    clock = FakeClock()
+    database_url = migrated_sqlite(directory / "e2e.db")
+    app = create_app(make_settings(database_url=database_url, **settings), clock)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, log_level="warning", ws_per_message_deflate=False
     )
@@ -84,7 +86,7 @@ def running_server(directory: Path, **settings: Any) -> Iterator[LiveServer]:
         time.sleep(0.05)
     port = uvicorn_server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield LiveServer(f"http://127.0.0.1:{port}", database_url)
+        yield LiveServer(f"http://127.0.0.1:{port}", database_url, clock)
     finally:
         uvicorn_server.should_exit = True
         thread.join(timeout=SERVER_START_TIMEOUT_S)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PrivateRedis, make_settings
 from tests.realtime.test_faults import process_settings, processes
 from tests.support.ws import Client, connect, guest_token
+
+pytestmark = pytest.mark.outage  # servers killed, Redis stopped: real time
 
 
 async def human_moves_then(client: Client, game: dict[str, object]) -> int:

@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import Settings
 from app.rules import Game, get_variant
 from app.services import ai
-from tests.support.server import Served
-from tests.support.ws import Client, guest
+from tests.support.server import Served, serve
+from tests.support.ws import Client, guest, start_game
 
 
 async def start_ai_game(client: Client, **options: Any) -> dict[str, Any]:
@@ -67,6 +68,29 @@ async def test_a_game_against_the_computer_is_played_to_the_end(server: Served) 
     assert [g["id"] for g in against_ai["data"]] == [game["id"]]
     assert game["id"] not in [g["id"] for g in not_against_ai["data"]]
     assert bad.status_code == 422
+
+
+async def test_the_search_processes_start_with_the_first_game_against_the_computer(
+    server: Served,
+) -> None:
+    """A server whose players play each other never starts the computer's processes; the first
+    game against the computer does, and its first move comes from them."""
+    computer = server.app.state.ai
+    async with guest(server.url) as a, guest(server.url) as b:
+        match = await start_game(a, b, clock=None)
+        await match.play("11-15", "23-19")
+    assert computer.pool is None
+    async with guest(server.url) as human:
+        snapshot = await start_ai_game(human, level=1, variant="english", colour="white")
+        moved = await human.expect("move", game=snapshot["game"]["id"])
+    assert moved["ply"] == 1 and moved["turn"] == "white"  # the computer, Black, moved
+    assert computer.pool is not None
+
+
+async def test_a_server_may_start_the_search_processes_with_itself(settings: Settings) -> None:
+    """AI_WORKERS_AT_START (for production, where the first game should not wait for them)."""
+    async with serve(settings.model_copy(update={"ai_workers_at_start": True})) as served:
+        assert served.app.state.ai.pool is not None
 
 
 def ended_ply(client: Client) -> int:

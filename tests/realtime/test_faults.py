@@ -25,6 +25,8 @@ from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, ServerProcess, serve
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
+pytestmark = pytest.mark.outage  # servers killed, Redis stopped: real time
+
 GRACE = 1.0
 SWITCH_WAIT = SWITCH_SECONDS + 1.5
 HEAL_SECONDS = 10.0  # what the issue allows for a fault to heal

@@ -59,6 +59,7 @@ async def test_a_second_side_that_never_moves_has_the_game_aborted(server: Serve
         assert ended["table"] == match.table["id"]
 
 
+@pytest.mark.outage
 async def test_a_first_move_deadline_that_passes_while_the_server_is_down(
     settings: Settings, tmp_path: Path
 ) -> None:

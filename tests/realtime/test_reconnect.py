@@ -10,10 +10,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.config import Settings
 from tests.conftest import make_settings
 from tests.support.server import Served, ServerProcess
 from tests.support.ws import connect, guest, guest_token, start_game
+
+pytestmark = pytest.mark.outage  # servers killed, Redis stopped: real time
 
 
 def last_version(messages: list[dict[str, Any]]) -> tuple[int, str]:

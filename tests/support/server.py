@@ -1,8 +1,10 @@
 """Real servers for tests: uvicorn in the test's event loop, or in a process of its own.
 
 `serve(settings)` runs `uvicorn.Server` on a free port inside the running event loop and yields
-its base URL. `ServerProcess` runs the server as a separate process (`python -m uvicorn`), so a
-test can kill it with SIGKILL and start it again on the same port and database.
+its base URL, its app and its clock: a `FakeClock`, real time until the test moves it on
+(`served.clock.advance(seconds)`) instead of waiting for a deadline. `ServerProcess` runs the
+server as a separate process (`python -m uvicorn`), so a test can kill it with SIGKILL and start
+it again on the same port and database: its time is real.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
+from app.clock import FakeClock
 from app.config import Settings
 from app.main import create_app
 
@@ -31,12 +34,14 @@ ROOT = Path(__file__).resolve().parents[2]
 class Served:
     url: str  # http://127.0.0.1:PORT
     app: FastAPI  # its `state` holds the live-play registry and broker, for administration
+    clock: FakeClock  # the server's time: advance it to pass a deadline at once
 
 
 @contextlib.asynccontextmanager
-async def serve(settings: Settings) -> AsyncIterator[Served]:
-    """Run the app on 127.0.0.1:<free port> in this event loop."""
-    app = create_app(settings)
+async def serve(settings: Settings, clock: FakeClock | None = None) -> AsyncIterator[Served]:
+    """Run the app on 127.0.0.1:<free port> in this event loop (on `clock`, or a new one)."""
+    clock = clock or FakeClock()
+    app = create_app(settings, clock)
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
@@ -55,7 +60,7 @@ async def serve(settings: Settings) -> AsyncIterator[Served]:
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"http://127.0.0.1:{port}", app)
+        yield Served(f"http://127.0.0.1:{port}", app, clock)
     finally:
         server.should_exit = True
         await task
