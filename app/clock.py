@@ -143,6 +143,10 @@ class FakeClock(Clock):
             with contextlib.suppress(RuntimeError):  # its loop is closed: nothing to fire
                 timer.loop.call_soon_threadsafe(timer.arm)
 
+    def advance_past(self, moment: float) -> None:
+        """Move time on to just after `moment`, Unix seconds (a deadline a server gave)."""
+        self.advance(max(0.0, moment - self.time()) + 0.001)
+
     @property
     def pending(self) -> int:
         """How many timers wait (for tests of the clock itself)."""

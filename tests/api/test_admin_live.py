@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx
@@ -18,7 +17,7 @@ from websockets.exceptions import ConnectionClosed
 from app.config import Settings
 from tests.api.admin_client import ADMIN_NAME, admin_client, log_in, ok, rooms_by_slug
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, serve
+from tests.support.server import Served, cluster, serve
 from tests.support.ws import (
     Client,
     connect,
@@ -482,8 +481,8 @@ async def test_an_action_whose_audit_entry_cannot_be_written_changes_nothing(
 @pytest.fixture
 async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
     settings = make_settings(database_url=db_url, redis_url=private_redis.url)
-    async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
+    async with cluster(settings) as servers:
+        yield servers
 
 
 async def test_actions_reach_clients_of_another_server_process(two_servers: list[Served]) -> None:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 
 import pytest
 
 from app.config import Settings
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, serve
+from tests.support.server import Served, cluster, serve
 
 
 @pytest.fixture
@@ -30,5 +29,5 @@ async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator
     settings = make_settings(
         database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=0.5
     )
-    async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
+    async with cluster(settings) as servers:
+        yield servers

@@ -4,7 +4,6 @@ connected to a different one, and every move and ending reaches both, once."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -18,7 +17,7 @@ from app.realtime.hub import GAP_WAIT_SECONDS, Hub
 from app.services.game_state import stored_clock
 from app.services.live import read_table, table_channel
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, serve
+from tests.support.server import Served, cluster, serve
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
 
@@ -80,7 +79,7 @@ async def test_offers_and_absences_cross_servers(two_servers: list[Served]) -> N
             await b.expect("draw_declined")
             await match.play("11-15")
         away = await a.expect("player_away")  # b's server saw b go
-        await asyncio.sleep(max(0.0, away["claim_after"] / 1000 - time.time()) + 0.05)
+        one.clock.advance_past(away["claim_after"] / 1000)  # the cluster's one clock
         await a.send(type="claim_win", game=match.id)
         ended = await a.expect("game_ended")
         assert (ended["result"], ended["termination"]) == ("1-0", "abandoned")
@@ -110,7 +109,7 @@ async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
     settings = make_settings(
         database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=grace
     )
-    async with serve(settings) as one, serve(settings) as two, connect(two.url) as lobby:
+    async with cluster(settings) as (one, two), connect(two.url) as lobby:
         token = await guest_token(one.url)
         async with connect(one.url, token) as host:
             await host.send(type="open", room="english-casual")
@@ -123,18 +122,21 @@ async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
             for table_id in (first, second):
                 await back.send(type="watch", table=table_id)
                 await back.expect("table")
-            await asyncio.sleep(grace * 1.5)
+            one.clock.advance(grace * 1.5)  # the cluster's one clock
             # Still connected to the other server while leaving this one: seats stay too.
             async with connect(one.url, token):
                 pass
-            await asyncio.sleep(grace * 1.5)
+            one.clock.advance(grace * 1.5)
             await lobby.send(type="subscribe_lobby")
             rooms = (await lobby.expect("lobby"))["rooms"]
             tables = {t["id"]: t for r in rooms for t in r["tables"]}
             assert {first, second} <= set(tables)
             assert all(len(tables[t]["players"]) == 1 for t in (first, second))
         # Gone from both servers: the tables close once the grace period is over.
-        removed = {(await lobby.expect("lobby_table_removed"))["table"] for _ in range(2)}
+        removed = {
+            (await lobby.expect_advancing(one.clock, grace, "lobby_table_removed"))["table"]
+            for _ in range(2)
+        }
         assert removed == {first, second}
 
 
@@ -247,5 +249,6 @@ async def test_a_comparison_with_the_log_waits_for_rings_on_their_way(server: Se
         await hub._compare_heads()  # the periodic comparison finds the table one behind
         await _ring(server, stored)  # and then its ring comes
         assert (await watcher.expect("table_update"))["v"] == version + 1
-        await asyncio.sleep(GAP_WAIT_SECONDS * 3)
+        server.clock.advance(GAP_WAIT_SECONDS * 3)
+        await asyncio.sleep(0.1)  # what fell due runs (a read of the log, if it were behind)
         assert REGISTRY.get_sample_value("checkers_event_log_reads_total") == reads

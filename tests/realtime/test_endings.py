@@ -3,8 +3,6 @@ wins claimed against a player who went away. Tables start from a FEN to reach th
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections import Counter
 
 from app.rules import Game, get_variant
@@ -97,7 +95,7 @@ async def test_a_win_is_claimed_against_a_player_who_stays_away(server: Served) 
             assert (await a.error())["code"] == "too_early"
         away = await a.expect("player_away")
         assert away["colour"] == "white"
-        await asyncio.sleep(max(0.0, away["claim_after"] / 1000 - time.time()) + 0.05)
+        server.clock.advance_past(away["claim_after"] / 1000)
         await a.send(type="claim_win", game=match.id)
         ended = await a.expect("game_ended")
         assert (ended["result"], ended["termination"]) == ("1-0", "abandoned")
@@ -108,7 +106,7 @@ async def test_a_claim_before_any_move_aborts_the_game(server: Served) -> None:
         async with guest(server.url) as b:
             match = await start_game(a, b)
         away = await a.expect("player_away")
-        await asyncio.sleep(max(0.0, away["claim_after"] / 1000 - time.time()) + 0.05)
+        server.clock.advance_past(away["claim_after"] / 1000)
         await a.send(type="claim_win", game=match.id)
         ended = await a.expect("game_ended")
         assert (ended["result"], ended["termination"]) == ("*", "aborted")

@@ -15,7 +15,8 @@ from tests.conftest import make_settings
 from tests.support.server import Served, ServerProcess
 from tests.support.ws import connect, guest, guest_token, start_game
 
-FIRST_MOVE_SECONDS = 3.0
+FIRST_MOVE_SECONDS = 30.0  # passed by advancing the server's clock, never waited for
+OUTAGE_FIRST_MOVE_SECONDS = 3.0  # a server process of its own: real time
 
 
 @pytest.fixture
@@ -34,6 +35,7 @@ async def test_a_game_nobody_starts_is_aborted_with_no_clock_run(server: Served)
         assert a.welcome["limits"]["first_move_seconds"] == FIRST_MOVE_SECONDS
         await watcher.send(type="watch", table=match.table["id"])
         await watcher.expect("table")
+        server.clock.advance(FIRST_MOVE_SECONDS)
         for client in (a, b, watcher):
             ended = await client.expect("game_ended", game=match.id)
             assert (ended["result"], ended["termination"], ended["winner"]) == (
@@ -54,6 +56,7 @@ async def test_a_second_side_that_never_moves_has_the_game_aborted(server: Serve
         match = await start_game(a, b, clock=None)
         moved = await match.play("11-15")
         assert moved["first_move_deadline"] is not None
+        server.clock.advance(FIRST_MOVE_SECONDS)
         ended = await b.expect("game_ended", game=match.id)
         assert (ended["result"], ended["termination"]) == ("*", "aborted")
         assert ended["table"] == match.table["id"]
@@ -65,7 +68,8 @@ async def test_a_first_move_deadline_that_passes_while_the_server_is_down(
 ) -> None:
     """The deadline is stored: a game whose first move was due while no server ran is aborted
     after the restart, with nobody sending anything (as a clock's flag, the downtime itself
-    is not counted against the player)."""
+    is not counted against the player). A process killed for real: real time."""
+    settings = settings.model_copy(update={"first_move_seconds": OUTAGE_FIRST_MOVE_SECONDS})
     process = ServerProcess(settings, tmp_path)
     await process.start()
     try:
@@ -73,7 +77,7 @@ async def test_a_first_move_deadline_that_passes_while_the_server_is_down(
         async with connect(process.url, token_a) as a, connect(process.url, token_b) as b:
             match = await start_game(a, b, clock=None)
             await process.kill()
-        await asyncio.sleep(FIRST_MOVE_SECONDS + 1)  # the deadline passes while it is down
+        await asyncio.sleep(OUTAGE_FIRST_MOVE_SECONDS + 1)  # the deadline passes while it is down
         await process.start()
 
         async with connect(process.url, token_a) as a:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from app.db.models import Rating, RatingChange
 from app.rules import Game, get_variant
 from app.services import games
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, serve
+from tests.support.server import Served, cluster
 from tests.support.ws import Client, connect, guest, start_game
 
 PASSWORD = "a fine long passphrase"
@@ -220,8 +220,8 @@ async def test_rated_tables_are_for_registered_accounts_and_the_standard_start(
 @pytest.fixture
 async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
     settings = make_settings(database_url=db_url, redis_url=private_redis.url)
-    async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
+    async with cluster(settings) as servers:
+        yield servers
 
 
 async def test_endings_raced_on_two_servers_rate_the_game_once(

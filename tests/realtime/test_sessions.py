@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx
@@ -19,7 +18,7 @@ from app.config import Settings
 from app.db.models import AuthToken, utcnow
 from app.services.accounts import hash_token
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, serve
+from tests.support.server import Served, cluster, serve
 
 PASSWORD = "kings-row-2026"
 CLOSED_WITHIN_SECONDS = 5.0  # a generous bound, not a measurement: the sweep runs every 0.5 s
@@ -137,8 +136,8 @@ async def test_an_expired_tokens_sockets_close(server: Served) -> None:
 @pytest.fixture
 async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
     settings = make_settings(database_url=db_url, redis_url=private_redis.url, sweep_seconds=0.5)
-    async with AsyncExitStack() as stack:
-        yield [await stack.enter_async_context(serve(settings)) for _ in range(2)]
+    async with cluster(settings) as servers:
+        yield servers
 
 
 @pytest.mark.parametrize("broker", ["up", "down"])

@@ -66,6 +66,15 @@ async def serve(settings: Settings, clock: FakeClock | None = None) -> AsyncIter
         await task
 
 
+@contextlib.asynccontextmanager
+async def cluster(settings: Settings, count: int = 2) -> AsyncIterator[list[Served]]:
+    """`count` servers on the same settings (one database, one Redis): the processes of a
+    cluster, sharing one clock as the machines of a cluster share the time."""
+    clock = FakeClock()
+    async with contextlib.AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(serve(settings, clock)) for _ in range(count)]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,9 +14,11 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.typing import Subprotocol
 
+from app.clock import FakeClock
 from app.realtime import handshake
 
 WAIT_SECONDS = 10.0
+ADVANCE_EVERY_SECONDS = 0.1
 
 
 async def guest_token(base_url: str) -> str:
@@ -66,6 +68,21 @@ class Client:
 
     async def error(self) -> dict[str, Any]:
         return await self.expect("error")
+
+    async def expect_advancing(
+        self, clock: FakeClock, step: float, kind: str, **fields: Any
+    ) -> dict[str, Any]:
+        """`expect`, moving the server's clock on by `step` whenever a moment of real time
+        brings nothing: for what comes once a period has passed since something the server
+        does in its own time (a socket's close noted, say), without waiting for the period."""
+        give_up = asyncio.get_running_loop().time() + WAIT_SECONDS
+        while True:
+            try:
+                return await asyncio.wait_for(self.expect(kind, **fields), ADVANCE_EVERY_SECONDS)
+            except TimeoutError:  # cancelling a receive loses no message (websockets)
+                if asyncio.get_running_loop().time() > give_up:
+                    raise
+                clock.advance(step)
 
 
 @asynccontextmanager
