@@ -287,6 +287,22 @@ async def play(black: Player, white: Player, game: int, upto: int, acked: list[s
         await black.until(lambda p=ply: black.ply > p)
 
 
+async def resign(black: Player, white: Player, game: int) -> None:
+    """Black resigns; sent again if no ending came (a send on a socket that was closing is
+    lost, as a move's is: see `play`). A second resignation is refused as the game is over."""
+    deadline = time.monotonic() + WAIT
+    while white.ended is None:
+        errors = len(black.errors)
+        await black.send(type="resign", game=game)
+        with contextlib.suppress(AssertionError):
+            await white.until(
+                lambda e=errors: white.ended is not None or len(black.errors) > e, wait=5.0
+            )
+        assert white.ended is not None or time.monotonic() < deadline, (
+            f"the resignation in game {game} was never stored; errors: {black.errors[-3:]}"
+        )
+
+
 @contextlib.contextmanager
 def started(args: list[str], **options: Any) -> Iterator[subprocess.Popen[bytes]]:
     """A child process, ended (SIGTERM, then waited for) when the block ends."""
@@ -386,8 +402,7 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
             servers[1].send_signal(signal.SIGTERM)  # deploy mode
             await stage(PLIES)
             for black, white, game in pairs:
-                await black.send(type="resign", game=game)
-                await white.until(lambda w=white: w.ended is not None)
+                await resign(black, white, game)
                 assert white.ended is not None and white.ended["result"] == "0-1"
             players = [p for b, w, _ in pairs for p in (b, w)]
             assert sum(p.reconnects for p in players) > 0, "no client was moved"

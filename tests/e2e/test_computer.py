@@ -26,6 +26,9 @@ def test_a_game_against_the_computer_starts_from_the_lobby(
     panel.get_by_role("button", name="Play the computer").click()
     expect(page).to_have_url(re.compile(r"#/table/\d+"))
     expect(page.locator(".players, .game-players, main")).to_contain_text("AI level 2")
+    # The board takes the click once the game's legal moves have come (a busy machine may show
+    # the players first).
+    expect(square(page, 11)).to_have_class(re.compile(r"\bmovable\b"))
     square(page, 11).click()
     square(page, 15).click()
     # The player's move, then the computer's reply.
