@@ -8,6 +8,8 @@
   for the test process (and dropped at its end), emptied and re-seeded before each test. So
   concurrent test runs (and the workers of one) never share tables. `postgres_database()`
   makes another, empty or migrated (copied from a template migrated once).
+- `module_db_url`: the same two kinds, one database for all the tests of a module (which then
+  share one server: tests that change nothing the others look at).
 - `blank_db_url`: the same two kinds, but empty and never migrated (for migration tests).
 - `settings`: `Settings` for `db_url`, built from defaults only (never from the environment; CI
   exports REDIS_URL): embedded broker `memory://`, guests, registrations and the message budget
@@ -59,7 +61,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--fast",
         action="store_true",
         help="the inner loop (make test-fast): SQLite and the in-process broker only; no browser,"
-        " no Redis, no PostgreSQL, no real outages, nothing that must run alone",
+        " no Redis, no PostgreSQL, no real outages, nothing that must run alone, none of the"
+        " exhaustive or generated checks marked thorough",
     )
 
 
@@ -71,7 +74,7 @@ SERVER_PARAMS = frozenset({"postgres", "redis"})
 
 def _not_fast(item: pytest.Item) -> bool:
     """Whether `--fast` leaves the test out."""
-    if any(item.get_closest_marker(m) for m in ("e2e", "outage", "alone", "slow")):
+    if any(item.get_closest_marker(m) for m in ("e2e", "outage", "alone", "slow", "thorough")):
         return True
     if REDIS_FIXTURES & set(getattr(item, "fixturenames", ())):
         return True
@@ -341,6 +344,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     db: _SeededPostgres = request.getfixturevalue("_postgres_session_database")
     in_thread(asyncio.run, _reset(db))
     return db.url
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def module_db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """`db_url`, shared by the tests of a module: for modules whose tests change nothing the
+    others look at, and share one server (`pytest.mark.asyncio(loop_scope="module")`)."""
+    if request.param == "sqlite":
+        return migrated_sqlite(tmp_path_factory.mktemp("module-db") / "checkers.db")
+    database = postgres_database(migrated=True)
+    url = database.__enter__()
+    request.addfinalizer(lambda: database.__exit__(None, None, None))
+    return url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -8,18 +8,20 @@ server's log must hold no error or traceback. Run on SQLite and PostgreSQL, whos
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from logging import LogRecord
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 from fastapi.routing import iter_route_contexts
 
 from app.config import Settings
 from app.db.models import MAX_ID
 from tests.api.admin_client import admin_client, ok
+from tests.conftest import make_settings
 from tests.support.logs import failures, server_log
 from tests.support.server import Served, serve
 
@@ -35,11 +37,26 @@ class Site:
     log: list[LogRecord]
 
 
+# One server for the module (a hostile request must change nothing, and each test checks that
+# the others' did not either); each test reads the server's log of its own requests.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def settings(module_db_url: str) -> Settings:
+    return make_settings(database_url=module_db_url)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def served(settings: Settings) -> AsyncIterator[tuple[Served, httpx.AsyncClient]]:
+    async with serve(settings) as server, admin_client(server.app, server.url) as admin:
+        yield server, admin
+
+
 @pytest.fixture
-async def site(settings: Settings) -> AsyncIterator[Site]:
-    async with serve(settings) as served, admin_client(served.app, served.url) as admin:
-        with server_log() as log:
-            yield Site(served, admin, log)
+def site(served: tuple[Served, httpx.AsyncClient]) -> Iterator[Site]:
+    with server_log() as log:
+        yield Site(*served, log)
 
 
 def assert_error(response: httpx.Response, status: int | set[int], code: str | None = None) -> None:

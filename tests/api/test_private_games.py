@@ -4,17 +4,22 @@ export, player page and total; an unseen game is answered 404 like a game that d
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
+import pytest_asyncio
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from app.config import Settings
 from app.db.models import Game, GameTable, Room
+from app.main import create_app
 from app.services import accounts
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 from tests.api.archive_data import add_game, at, user
+from tests.conftest import make_settings
 
 PASSWORD = "a-long-passphrase-9"
 INVITE = "letmein-0123"
@@ -26,7 +31,30 @@ async def register(client: httpx.AsyncClient, name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {response.json()['access_token']}"}
 
 
-@pytest.fixture
+# The tests only read: one app, one set of players and games for the module.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest.fixture(scope="module")
+def settings(module_db_url: str) -> Settings:
+    return make_settings(database_url=module_db_url)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
+        yield c
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def people(app: FastAPI, client: httpx.AsyncClient) -> dict[str, dict[str, str]]:
     """Request headers of each viewer: the two players, a stranger, an administrator, nobody."""
     headers = {name: await register(client, name) for name in ("alice", "bob", "carol")}
@@ -38,7 +66,7 @@ async def people(app: FastAPI, client: httpx.AsyncClient) -> dict[str, dict[str,
     return headers
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def games(app: FastAPI, people: dict[str, dict[str, str]]) -> dict[str, int]:
     """alice and bob: a live and a finished game at a private table, a public game at a public
     table, and an imported game (no table); carol plays bob in public."""

@@ -27,6 +27,8 @@ from schemathesis.checks import not_a_server_error
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD
 from tests.conftest import free_port, make_settings, migrated_sqlite, postgres_database
 
+pytestmark = pytest.mark.thorough  # generated inputs: seconds of CPU
+
 ROOT = Path(__file__).resolve().parents[2]
 MAX_EXAMPLES = 6
 USER_NAME, USER_PASSWORD = "fuzzer", "fuzzing-passphrase-2026"

@@ -28,6 +28,7 @@ from playwright.sync_api import Browser, sync_playwright
 from app.clock import FakeClock
 from app.main import create_app
 from tests.conftest import make_settings, migrated_sqlite
+from tests.support.server import QuickServer
 
 CHROMIUM_PATH = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # Without the background-networking flags Chromium keeps calling home on a closed network.
@@ -76,7 +77,7 @@ def running_server(directory: Path, **settings: Any) -> Iterator[LiveServer]:
     config = uvicorn.Config(
         app, host="127.0.0.1", port=0, log_level="warning", ws_per_message_deflate=False
     )
-    uvicorn_server = uvicorn.Server(config)
+    uvicorn_server = QuickServer(config)
     thread = threading.Thread(target=uvicorn_server.run, name="e2e-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
@@ -88,7 +89,7 @@ def running_server(directory: Path, **settings: Any) -> Iterator[LiveServer]:
     try:
         yield LiveServer(f"http://127.0.0.1:{port}", database_url, clock)
     finally:
-        uvicorn_server.should_exit = True
+        uvicorn_server.stop()
         thread.join(timeout=SERVER_START_TIMEOUT_S)
 
 

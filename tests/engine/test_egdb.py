@@ -99,6 +99,7 @@ def _turned(mask: int) -> int:
     return sum(1 << (31 - i) for i in range(32) if mask >> i & 1)
 
 
+@pytest.mark.thorough
 def test_every_position_of_three_pieces_follows_from_its_childrens_values() -> None:
     """With distances, this proves the table: a stored win or loss in ``d`` plies rests on
     children at ``d - 1``, down to a side without a move, and a real win or loss is found."""
@@ -142,6 +143,7 @@ def _direct(position: Position, depth: int) -> int | None:
     return None
 
 
+@pytest.mark.thorough
 @settings(max_examples=150, deadline=None)
 @given(seed=st.integers(0, 2**32))
 def test_the_database_agrees_with_a_direct_search(seed: int) -> None:
@@ -199,6 +201,7 @@ def test_published_endings_have_the_results_their_books_state() -> None:
         assert outcome(value(database, position)) == want, (name, fen, result)
 
 
+@pytest.mark.thorough
 def test_the_build_is_deterministic_and_the_shipped_file_is_what_it_makes(
     tmp_path: Path,
 ) -> None:
@@ -316,6 +319,7 @@ def test_the_database_holds_a_drawn_ending_that_the_search_alone_loses() -> None
     assert lost is not None and lost.winner is Color.BLACK
 
 
+@pytest.mark.thorough
 def test_slices_of_one_piece_more_solve_from_the_smaller_database() -> None:
     """``extend`` (bench/egdb.py's five kings) gives the slices a full build gives."""
     kings = extend(small(), [(0, 2, 0, 2), (0, 3, 0, 1)])

@@ -39,6 +39,8 @@ from tests.support.logs import failures, server_log
 from tests.support.server import Served
 from tests.support.ws import Client, Match, connect, guest_token, start_game
 
+pytestmark = pytest.mark.thorough  # generated inputs: seconds of CPU
+
 EXAMPLES = 40
 EXAMPLE_SECONDS = 60.0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from draughts import Board
 from draughts import Move as DraughtsMove
 
@@ -17,6 +18,7 @@ def pydraughts_moves(board: Board) -> list[str]:
     )
 
 
+@pytest.mark.thorough
 def test_english_legal_moves_match_pydraughts_on_random_playouts() -> None:
     rng = random.Random(2026)
     positions = 0
