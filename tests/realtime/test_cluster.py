@@ -17,7 +17,7 @@ from app.realtime.hub import GAP_WAIT_SECONDS, Hub
 from app.services.game_state import stored_clock
 from app.services.live import read_table, table_channel
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, cluster, serve
+from tests.support.server import Served, attending, cluster, serve
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
 
@@ -122,6 +122,7 @@ async def test_a_host_keeps_the_table_when_coming_back_through_another_server(
             for table_id in (first, second):
                 await back.send(type="watch", table=table_id)
                 await back.expect("table")
+            await attending(two, back.user_id, first, second)
             one.clock.advance(grace * 1.5)  # the cluster's one clock
             # Still connected to the other server while leaving this one: seats stay too.
             async with connect(one.url, token):

@@ -10,7 +10,7 @@ import pytest
 
 from app.config import Settings
 from tests.conftest import make_settings
-from tests.support.server import Served
+from tests.support.server import Served, attending
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
 GRACE_SECONDS = 60.0  # passed by advancing the server's clock
@@ -111,6 +111,7 @@ async def test_a_host_who_comes_back_within_the_grace_period_keeps_the_table(
             snapshot = await host.expect("table")
             assert snapshot["table"]["status"] == "open"
             assert snapshot["table"]["invite"] == table["invite"]
+            await attending(server, host.user_id, table["id"])
             server.clock.advance(GRACE_SECONDS * 1.5)
             kept = await listed(lobby, table["id"])
             assert kept is not None and [p["id"] for p in kept["players"]] == [host.user_id]
@@ -151,6 +152,7 @@ async def test_a_player_keeps_their_seat_after_a_game_for_the_grace_period(
         async with connect(server.url, token) as b:
             await b.send(type="watch", table=table_id)
             assert (await b.expect("table"))["table"]["status"] == "finished"
+            await attending(server, b.user_id, table_id)
             server.clock.advance(GRACE_SECONDS * 1.5)
             await a.send(type="rematch", table=table_id)
             assert (await b.expect("rematch_offered"))["by"]["id"] == a.user_id

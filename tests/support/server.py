@@ -110,6 +110,18 @@ async def cluster(settings: Settings, count: int = 2) -> AsyncIterator[list[Serv
         yield [await stack.enter_async_context(serve(settings, clock)) for _ in range(count)]
 
 
+async def attending(served: Served, user_id: int, *table_ids: int) -> None:
+    """Wait until the server has stored that the user watches these tables (which it does in
+    the background after a `watch`): before a test moves the clock past a grace period, so
+    that the seats are judged on the watch and not on an earlier absence."""
+    hub = served.app.state.hub
+    for _ in range(1000):  # 10 s at most
+        if all((user_id, table_id) in hub.attending for table_id in table_ids):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the server never noted that user {user_id} watches {table_ids}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
