@@ -44,11 +44,11 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
-# The suite runs on WORKERS processes (pytest-xdist; twice the cores by default, since most tests
-# spend their time waiting on sockets), then the tests that must run alone (marked `alone`: the
+# The suite runs on WORKERS processes (pytest-xdist; one more than the cores by default, since
+# most tests spend much of their time waiting on sockets), then the tests that must run alone (marked `alone`: the
 # multi-host deploy test) by themselves. pytest exits 5 when it collected nothing; that is not a
 # failure. PYTEST_ARGS go to both runs (for example `--cov=app --cov-append`).
-WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist load
 pytest: install-dev
 	@echo "pytest: about ten minutes on two cores with PostgreSQL, Redis, Chromium and haproxy." \
