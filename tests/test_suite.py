@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from tests.conftest import free_port, require_redis
+from tests.conftest import PrivateRedis, free_port, require_redis
 
 
 def test_without_a_redis_server_the_redis_tests_skip_saying_why() -> None:
@@ -13,5 +15,8 @@ def test_without_a_redis_server_the_redis_tests_skip_saying_why() -> None:
         require_redis(url)
 
 
-def test_a_redis_server_that_answers_is_used(redis_url: str) -> None:
-    require_redis(redis_url)  # does not skip (the fixture itself skipped if none answers)
+async def test_a_redis_server_that_answers_is_used(private_redis: PrivateRedis) -> None:
+    try:
+        await asyncio.to_thread(require_redis, private_redis.url)
+    except pytest.skip.Exception as skipped:
+        pytest.fail(f"a running Redis was taken for none: {skipped}")
