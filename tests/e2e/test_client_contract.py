@@ -105,6 +105,45 @@ def test_the_first_move_deadline_and_chat_channels_as_the_protocol_sends_them(
         person.context.close()
 
 
+def test_a_game_start_is_announced_even_after_its_tables_own_event(
+    browser: Browser, server_url: str
+) -> None:
+    """The table's `game_started` may reach a page before `your_game` (the table was still
+    watched as its player left for another page): the start is announced all the same."""
+    person = arrive(browser, server_url)
+    ida = person.page
+    rewriter = Rewriter(ida, lambda message: message)
+    register(ida, "ida")
+    table_id = open_table(ida, "english-casual", colour="black", clock=None)
+    ida.get_by_role("link", name="Archive").click()
+    expect(ida.get_by_role("heading", name="Game archive")).to_be_visible()
+    me = ida.evaluate(
+        """async () => (await fetch("/api/auth/me", {
+          headers: {Authorization: `Bearer ${localStorage.getItem("checkers.token")}`},
+        })).json()"""
+    )
+    me = {"id": me["id"], "name": "ida"}
+    jon = {"id": 999, "name": "jon"}
+    game = {"id": 77, "table": table_id, "status": "playing", "black": me, "white": jon}
+    game |= {"turn": "black", "ply": 0}
+    rewriter.inject({"type": "game_started", "table": table_id, "game": game, "v": 99})
+    rewriter.inject(
+        {
+            "type": "your_game",
+            "table": table_id,
+            "game": 77,
+            "colour": "black",
+            "opponent": jon,
+            "first_move_deadline": None,
+        }
+    )
+    expect(ida.locator("#notify")).to_contain_text(
+        f"Table {table_id}: Your game against jon has started."
+    )
+    assert person.errors == []
+    person.context.close()
+
+
 def test_your_game_is_announced_on_another_page(browser: Browser, server_url: str) -> None:
     people = [arrive(browser, server_url), arrive(browser, server_url)]
     ida, jon = (person.page for person in people)

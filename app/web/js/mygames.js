@@ -11,8 +11,9 @@ import { live } from "./live.js";
 import { describeOutcomeFor } from "./notation.js";
 import { play } from "./sound.js";
 
-/** table id -> {table, game, colour, opponent, turn, ply, release, told} (`told`: the game's
- * "your move" was announced and its table not visited since) */
+/** table id -> {table, game, colour, opponent, turn, ply, release, told, started} (`told`: the
+ * game's "your move" was announced and its table not visited since; `started`: the game whose
+ * start was announced, or known when the page connected) */
 const games = new Map();
 const listeners = new Set();
 const expected = new Set(); // predicates on `your_game`: a game the user asked for
@@ -102,11 +103,14 @@ function onMessage(message) {
       for (const table of [...games.keys()]) {
         if (!(live.playing || []).some((p) => p.table === table)) forget(table);
       }
-      for (const { table, game } of live.playing || []) follow(table, { game });
+      for (const { table, game } of live.playing || []) follow(table, { game, started: game });
       break;
     case "your_game": {
-      const fresh = !games.has(message.table) || games.get(message.table).game !== message.game;
+      // Fresh unless this game's start was told already: the table's own `game_started` may
+      // come first (a table still watched as the user left its page) and is no announcement.
+      const fresh = games.get(message.table)?.started !== message.game;
       follow(message.table, {
+        started: message.game,
         game: message.game,
         colour: message.colour,
         opponent: message.opponent,
