@@ -153,8 +153,16 @@ async def test_a_host_who_does_not_come_back_is_unseated_after_the_grace_period(
 
 
 async def test_a_player_keeps_their_seat_after_a_game_for_the_grace_period(
-    server: Served,
+    db_url: str,
 ) -> None:
+    # Real time, as the host's reload above: b's socket closes and another opens, and a grace
+    # period made to end at once races those presence writes (seen once in CI).
+    settings = make_settings(database_url=db_url, disconnect_grace_seconds=REAL_GRACE_SECONDS)
+    async with serve(settings) as server:
+        await player_keeps_seat(server)
+
+
+async def player_keeps_seat(server: Served) -> None:
     token = await guest_token(server.url)
     async with guest(server.url) as a:
         async with connect(server.url, token) as b:
@@ -166,7 +174,7 @@ async def test_a_player_keeps_their_seat_after_a_game_for_the_grace_period(
             await b.send(type="watch", table=table_id)
             assert (await b.expect("table"))["table"]["status"] == "finished"
             await attending(server, b.user_id, table_id)
-            server.clock.advance(GRACE_SECONDS * 1.5)
+            await asyncio.sleep(REAL_GRACE_SECONDS * 1.5)
             await a.send(type="rematch", table=table_id)
             assert (await b.expect("rematch_offered"))["by"]["id"] == a.user_id
             await b.send(type="rematch", table=table_id)
@@ -175,10 +183,9 @@ async def test_a_player_keeps_their_seat_after_a_game_for_the_grace_period(
             await a.send(type="abort", game=second["id"])
             await b.expect("game_ended", game=second["id"])
         # Now b goes for good: after the grace period a is the host of an open table again.
-        step = GRACE_SECONDS / 4
-        update = await a.expect_advancing(server.clock, step, "table_update", table=table_id)
+        update = await a.expect("table_update", table=table_id)
         while update["state"]["status"] != "open":
-            update = await a.expect_advancing(server.clock, step, "table_update", table=table_id)
+            update = await a.expect("table_update", table=table_id)
         assert [p["id"] for p in update["state"]["players"]] == [a.user_id]
         assert update["state"]["rematch"] == []
 
