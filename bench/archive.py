@@ -3,10 +3,14 @@
     .venv/bin/python bench/archive.py                   # 1,000,000 games (a few minutes to load)
     .venv/bin/python bench/archive.py --games 20000     # a quick run
     .venv/bin/python bench/archive.py --skip-load       # measure again on the loaded database
+    .venv/bin/python bench/archive.py --games 10000000 --players 100000 --moves-fraction 0.1
 
 The load recreates a dedicated database (`checkers_bench` by default) from the models and fills
-it with asyncpg COPY: 10,000 players with Zipf-like activity, games of 30-120 plies whose moves
-come from random legal playouts by the rules engine (a pool of a few thousand move lists, reused).
+it with asyncpg COPY: players with Zipf-like activity, games of 30-120 plies whose moves come
+from random legal playouts by the rules engine (a pool of a few thousand move lists, reused),
+one in a hundred at a private table (those only their players and administrators list). With
+`--moves-fraction` below 1 only the newest games get their moves (the export reads the newest
+first; the rest are rows of `games` alone, which is what the pages and searches read).
 The measurements are HTTP requests to a real uvicorn server (one worker, in a subprocess) from one
 client, one request at a time: a player's history page, a filtered search, one game's PDN, and the
 bulk export in both formats. Figures are printed; docs/benchmarks.md records them.
@@ -153,7 +157,11 @@ GAME_COLUMNS = [
     "started_at",
     "last_move_at",
     "finished_at",
+    "room_id",
+    "table_id",
+    "is_private",
 ]
+PRIVATE_TABLES = 1_000  # the private games are spread over these tables (ids 1 …)
 MOVE_COLUMNS = ["game_id", "ply", "move", "clock_ms", "played_at"]
 
 
@@ -166,11 +174,14 @@ def game_rows(
     total: int,
     start: datetime,
     span: timedelta,
+    first_with_moves: int,
 ) -> Iterator[tuple[tuple[Any, ...], list[tuple[Any, ...]]]]:
     """Game rows in id order, started at increasing times over `span`; the newest 0.1% are
-    still being played (status `playing`, result `*`, their moves so far)."""
+    still being played (status `playing`, result `*`, their moves so far); one in a hundred
+    at a private table; moves for the games from `first_with_moves` on."""
     step = span / total
     for game_id in range(first_id, first_id + count):
+        private = rng.random() < 0.01
         entry, base_s, inc_s = rng.choice(pool)
         black, white = players.pair()
         started = start + step * game_id + timedelta(seconds=rng.random())
@@ -196,12 +207,19 @@ def game_rows(
                 started,
                 last_move,
                 None if playing else last_move,
+                1,
+                1 + game_id % PRIVATE_TABLES if private else None,
+                private,
             ),
-            [(game_id, ply, move, clock, started + offset) for ply, move, clock, offset in plies],
+            [(game_id, ply, move, clock, started + offset) for ply, move, clock, offset in plies]
+            if game_id >= first_with_moves
+            else [],
         )
 
 
-async def load(url: str, games: int, players: int, pool_size: int, seed: int) -> float:
+async def load(
+    url: str, games: int, players: int, pool_size: int, seed: int, moves_fraction: float
+) -> float:
     """Fill the database; returns the seconds the COPY took."""
     rng = random.Random(seed)
     pool = build_pool(rng, pool_size)
@@ -218,6 +236,22 @@ async def load(url: str, games: int, players: int, pool_size: int, seed: int) ->
                 for i in range(1, players + 1)
             ],
         )
+        await conn.execute(
+            "INSERT INTO rooms (id, slug, name, variant, clock_increment_s, table_limit,"
+            " is_open, is_listed, created_at) VALUES"
+            " (1, 'english-casual', 'English casual', 'english', 0, 50, true, true, $1)",
+            created,
+        )
+        await conn.copy_records_to_table(
+            "tables",
+            columns=["id", "room_id", "owner_id", "variant", "clock_increment_s", "colour"]
+            + ["is_private", "invite_code", "rated", "status", "created_at", "event_seq"],
+            records=[
+                (i, 1, i, "english", 0, "random", True, f"code{i}", False, "closed", created, 0)
+                for i in range(1, PRIVATE_TABLES + 1)
+            ],
+        )
+        first_with_moves = games - int(games * moves_fraction) + 1
         span = timedelta(days=730)
         start = datetime.now(UTC) - span
         chunk = 20_000
@@ -226,13 +260,17 @@ async def load(url: str, games: int, players: int, pool_size: int, seed: int) ->
             for first in range(1, games + 1, chunk):
                 count = min(chunk, games - first + 1)
                 game_batch, move_batch = [], []
-                for game, moves in game_rows(rng, pool, zipf, first, count, games, start, span):
+                rows = game_rows(
+                    rng, pool, zipf, first, count, games, start, span, first_with_moves
+                )
+                for game, moves in rows:
                     game_batch.append(game)
                     move_batch.extend(moves)
                 await conn.copy_records_to_table("games", columns=GAME_COLUMNS, records=game_batch)
                 await conn.copy_records_to_table("moves", columns=MOVE_COLUMNS, records=move_batch)
                 progress.advance(task, count)
         await conn.execute(f"SELECT setval('users_id_seq', {players})")
+        await conn.execute(f"SELECT setval('tables_id_seq', {PRIVATE_TABLES})")
         await conn.execute(f"SELECT setval('games_id_seq', {games})")
         loaded = time.perf_counter() - began
         with console.status("VACUUM ANALYZE"):
@@ -322,8 +360,25 @@ async def export_rate(client: httpx.AsyncClient, accept: str, games: int) -> tup
     return games / elapsed, received / elapsed / 1e6
 
 
+async def public_ids_with_moves(url: str, count: int, rng: random.Random) -> list[int]:
+    """Ids of public games that have their moves, for the PDN requests."""
+    conn = await asyncpg.connect(dsn(url))
+    try:
+        first = await conn.fetchval("SELECT game_id FROM moves ORDER BY game_id LIMIT 1")
+        last = await conn.fetchval("SELECT max(id) FROM games")
+        drawn = [rng.randint(first, last) for _ in range(count * 2)]
+        rows = await conn.fetch(
+            "SELECT id FROM games WHERE id = ANY($1) AND NOT is_private", list(set(drawn))
+        )
+    finally:
+        await conn.close()
+    public = {row["id"] for row in rows}
+    return [game_id for game_id in drawn if game_id in public][:count]
+
+
 async def measure(url: str, games: int, players: int, samples: int, export_games: int) -> None:
     rng = random.Random(7)
+    pdn_ids = await public_ids_with_moves(url, samples, rng)
     port = free_port()
     server = start_server(url, port)
     table = Table(title=f"archive at {games:,} games (HTTP, one client, sequential)")
@@ -361,7 +416,7 @@ async def measure(url: str, games: int, players: int, samples: int, export_games
                 ),
                 (
                     "one game's PDN",
-                    [f"/api/games/{rng.randint(1, games)}.pdn" for _ in range(samples)],
+                    [f"/api/games/{game_id}.pdn" for game_id in pdn_ids],
                 ),
                 ("player profile", [f"/api/players/{n}" for n in names[: samples // 5]]),
             ]
@@ -398,11 +453,16 @@ async def main() -> None:
     parser.add_argument("--samples", type=int, default=500, help="requests per measurement")
     parser.add_argument("--export-games", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--moves-fraction", type=float, default=1.0, help="the newest games with moves"
+    )
     parser.add_argument("--skip-load", action="store_true", help="reuse the loaded database")
     args = parser.parse_args()
     if not args.skip_load:
         await recreate_database(args.database_url)
-        seconds = await load(args.database_url, args.games, args.players, args.pool, args.seed)
+        seconds = await load(
+            args.database_url, args.games, args.players, args.pool, args.seed, args.moves_fraction
+        )
         console.print(f"loaded {args.games:,} games in {seconds:.0f} s")
     await measure(args.database_url, args.games, args.players, args.samples, args.export_games)
 

@@ -164,6 +164,7 @@ async def games_page(
     return GamesPage(
         data=[GameSummaryPublic.of(g) for g in page.games],
         count=page.total,
+        count_exact=None if page.total is None else page.total_exact,
         next_cursor=page.next_cursor,
     )
 
@@ -175,7 +176,10 @@ CursorQuery = Annotated[
 ]
 CountQuery = Annotated[
     bool,
-    Query(description="Also count every matching game (costs a scan of the matches)."),
+    Query(
+        description="Also count every matching game (an index scan of the matches; the "
+        "database's estimate, `count_exact: false`, where no index serves the count)."
+    ),
     TRUE_FALSE,
 ]
 

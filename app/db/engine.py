@@ -120,6 +120,12 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
         return engine
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 20)
+    # No JIT compilation: every statement here is short, and PostgreSQL's estimate of a batch of
+    # an export's moves (a few thousand rows, estimated at hundreds of thousands) crossed
+    # `jit_above_cost`, which spent 6 ms compiling a 16 ms read (docs/benchmarks.md, Archive).
+    connect_args = kwargs.pop("connect_args", {})
+    server_settings = {"jit": "off", **connect_args.pop("server_settings", {})}
+    kwargs["connect_args"] = {**connect_args, "server_settings": server_settings}
     ping_after_idle = kwargs.pop("ping_after_idle", PING_AFTER_IDLE_SECONDS)
     engine = create_async_engine(url, **kwargs)
     if not kwargs.get("pool_pre_ping"):

@@ -31,7 +31,6 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
-    exists,
     func,
     insert,
     or_,
@@ -42,7 +41,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db import table_log
-from app.db.models import Game, GameTable, Move, User
+from app.db.models import Game, Move, User
 from app.db.table_log import Executor, StoredEvent
 from app.status import GameStatus
 
@@ -492,22 +491,3 @@ async def set_away(db: Executor, game_id: int, black: bool, since: datetime | No
     """Set (`since`) or clear (None) the absence of one player of a game."""
     column = "black_away_since" if black else "white_away_since"
     await db.execute(update(Game).where(Game.id == game_id).values({column: since}))
-
-
-# --- who sees what -------------------------------------------------------------------------
-
-
-def at_private_table() -> ColumnElement[bool]:
-    """The condition a game row meets when it was played at a private table."""
-    return exists(
-        select(GameTable.id).where(GameTable.id == Game.table_id, GameTable.is_private.is_(True))
-    )
-
-
-def listed_for(user_id: int | None) -> ColumnElement[bool]:
-    """The games a listing shows someone who is not an administrator: the public ones, and
-    (signed in) their own."""
-    public = ~at_private_table()
-    if user_id is None:
-        return public
-    return or_(public, Game.black_id == user_id, Game.white_id == user_id)

@@ -17,6 +17,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -156,6 +157,10 @@ class Game(Base):
     black_clock_ms: Mapped[int | None] = mapped_column(Integer)  # time left after the last move
     white_clock_ms: Mapped[int | None] = mapped_column(Integer)
     rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Played at a private table: copied from the table when the game starts (a table's privacy
+    # never changes), so that who may list a game is a condition on the game's own row, which
+    # the archive's indexes serve (`app.services.visibility`).
+    is_private: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     ply_count: Mapped[int] = mapped_column(Integer, default=0)
     source: Mapped[str] = mapped_column(String(8), default="live")  # live|import
     import_key: Mapped[str | None] = mapped_column(String(64), unique=True)
@@ -179,13 +184,35 @@ class Game(Base):
     ai_driver: Mapped[str | None] = mapped_column(String(32))
 
     __table_args__ = (
-        # (…, started_at, id) serve the archive's keyset pages without a sort step; black_id
-        # lets a player's game count leave out self-play from the index alone.
-        Index("ix_games_black_started", "black_id", "started_at", "id"),
-        Index("ix_games_white_started", "white_id", "started_at", "id", "black_id"),
+        # (…, is_private, started_at, id) serve the archive's keyset pages without a sort step,
+        # the public games and the private ones each a range of their own; black_id lets a
+        # player's game count leave out self-play from the index alone.
+        Index("ix_games_black_started", "black_id", "is_private", "started_at", "id"),
+        Index("ix_games_white_started", "white_id", "is_private", "started_at", "id", "black_id"),
+        # A player's totals per variant and result, read from the index alone in group order.
+        Index(
+            "ix_games_black_totals",
+            "black_id",
+            "is_private",
+            "variant",
+            "status",
+            "result",
+            "started_at",
+        ),
+        Index(
+            "ix_games_white_totals",
+            "white_id",
+            "is_private",
+            "variant",
+            "status",
+            "result",
+            "started_at",
+            "black_id",
+        ),
         Index("ix_games_status", "status"),
-        Index("ix_games_variant_result", "variant", "result"),
-        Index("ix_games_started", "started_at", "id"),
+        # A search by variant and result (the most common) walks its own range in start order.
+        Index("ix_games_variant_result", "variant", "result", "is_private", "started_at", "id"),
+        Index("ix_games_started", "is_private", "started_at", "id"),
     )
 
 

@@ -10,6 +10,7 @@ the moves with ``Game``, or ``app.rules.record`` for records as they are.
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -256,31 +257,58 @@ def write_game(
     lines = [f'[{name} "{_escape(values[name])}"]' for name in order]
 
     white_first = values.get("FEN", "B").strip()[:1].upper() == "W"
-    notes = comments or {}
+    return "\n".join(lines) + "\n\n" + _movetext(moves, result, comments or {}, white_first)
+
+
+_KEEP = "\x00"  # stands for a space inside a token (a move number, a comment) while wrapping
+_NUMBERS = [f"{n}.{_KEEP}" for n in range(1, 501)]  # "1. " … "500. ", written before Black's moves
+
+
+def _movetext(
+    moves: Sequence[str | Move], result: str, notes: Mapping[int, str], white_first: bool
+) -> str:
+    """The numbered moves, comments and result, in lines of at most 80 columns broken only
+    between tokens (a longer token stands alone)."""
     tokens: list[str] = []
+    append = tokens.append
     for ply, move in enumerate(moves, 1):
         # Pairs are numbered from Black, the first mover; a number stays with its move.
         index = ply if white_first else ply - 1
-        if index % 2 == 0:
-            tokens.append(f"{index // 2 + 1}. {move}")
+        if not index & 1:
+            number = index >> 1
+            prefix = _NUMBERS[number] if number < len(_NUMBERS) else f"{number + 1}.{_KEEP}"
+            append(prefix + (move if isinstance(move, str) else str(move)))
         elif ply == 1:
-            tokens.append(f"1... {move}")
+            append(f"1...{_KEEP}{move}")
         else:
-            tokens.append(str(move))
-        if ply in notes:
-            tokens.append("{" + notes[ply].replace("}", ")").replace("{", "(") + "}")
-    tokens.append(result)
+            append(move if isinstance(move, str) else str(move))
+        note = notes.get(ply)
+        if note is not None:
+            append(_comment(note))
+    append(result)
+    # One string, cut at the last space before each 81st column: a few searches per record
+    # instead of a step per token.
+    body = " ".join(tokens)
+    lines = []
+    start = 0
+    while len(body) - start > 80:
+        cut = body.rfind(" ", start, start + 81)
+        if cut == -1:  # a token longer than a line
+            cut = body.find(" ", start + 81)
+            if cut == -1:
+                break
+        lines.append(body[start:cut])
+        start = cut + 1
+    lines.append(body[start:])
+    return "\n".join(lines).replace(_KEEP, " ") + "\n\n"
 
-    text: list[str] = []
-    current = ""
-    for token in tokens:
-        if current and len(current) + 1 + len(token) > 80:
-            text.append(current)
-            current = token
-        else:
-            current = f"{current} {token}" if current else token
-    text.append(current)
-    return "\n".join(lines) + "\n\n" + "\n".join(text) + "\n\n"
+
+@functools.lru_cache(maxsize=4096)
+def _comment(note: str) -> str:
+    """A comment as written after its move: in braces, any brace inside made a parenthesis.
+    Cached: an export writes one per move, and clock readings repeat."""
+    note = note.replace(_KEEP, "").replace("}", ")").replace("{", "(").replace(" ", _KEEP)
+    return "{" + note + "}"
 
 
 def _escape(value: str) -> str:

@@ -8,6 +8,7 @@ index range scans, merged); this module checks filters, looks names up and shape
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -108,6 +109,7 @@ class GamePage:
     games: list[GameSummary]
     next_cursor: str | None
     total: int | None
+    total_exact: bool = True  # False: the database's estimate (no index serves the count)
 
 
 @dataclass
@@ -178,7 +180,6 @@ async def resolve_filter(
     together, NotFoundError for an unknown player or room. Done before an export starts
     streaming, so such errors are still proper error responses. Only games `viewer` may see
     match (`app.services.visibility`)."""
-    visible = visible_to(viewer)
     if flt.since is not None and flt.until is not None and flt.since > flt.until:
         raise ArchiveError("bad_request", "since must not be after until")
     room_id = None
@@ -192,14 +193,12 @@ async def resolve_filter(
             raise ArchiveError("bad_request", "opponent and colour need player")
         if flt.result in RELATIVE_RESULTS:
             raise ArchiveError("bad_request", f"result={flt.result} needs player")
-        return ResolvedFilter(stored.game_branches(flt, room_id, visible))
+        return ResolvedFilter(stored.game_branches(flt, room_id, visible_to(viewer)))
 
     player_id = (await _user(session, flt.player)).id
     opponent_id = None if flt.opponent is None else (await _user(session, flt.opponent)).id
-    if viewer.sees_all_of(player_id):
-        # One's own history needs no check (and its count stays an index-only scan).
-        visible = None
-    return ResolvedFilter(stored.player_branches(flt, room_id, player_id, opponent_id, visible))
+    sight = visible_to(viewer, player_id)
+    return ResolvedFilter(stored.player_branches(flt, room_id, player_id, opponent_id, sight))
 
 
 _SUMMARY_FIELDS = tuple(f.name for f in fields(GameSummary))[:-2]
@@ -239,8 +238,10 @@ async def list_games(
     if len(games) > limit:
         games = games[:limit]
         next_cursor = encode_cursor(order, games[-1].started_at, games[-1].id)
-    total = await stored.count(session, resolved.branches) if with_total else None
-    return GamePage(games, next_cursor, total)
+    if not with_total:
+        return GamePage(games, next_cursor, None)
+    total, exact = await stored.count(session, resolved.branches)
+    return GamePage(games, next_cursor, total, exact)
 
 
 async def _records(
@@ -290,23 +291,52 @@ async def iter_games(
     batch_size: int = 500,
 ) -> AsyncIterator[GameRecord]:
     """Every game matching the filter with its moves, read `batch_size` games at a time by keyset,
-    so an export of a million games holds one batch in memory and no long-lived transaction."""
-    after: tuple[datetime, int] | None = None
-    remaining = max_games
-    while remaining is None or remaining > 0:
-        size = batch_size if remaining is None else min(batch_size, remaining)
+    so an export of a million games holds two batches in memory and no long-lived transaction.
+
+    The next batch is read while the caller renders this one: the database works on it (on
+    another core) instead of waiting for the caller to ask."""
+
+    async def batch(after: tuple[datetime, int] | None, size: int) -> tuple[list[GameRecord], bool]:
+        """The `size` games after `after`, and whether they are the last."""
         rows = await stored.page_rows(session, resolved.branches, order, after, size, stored.TAGS)
-        if not rows:
-            return
-        records = await _records(session, rows, with_times=False)
+        records = await _records(session, rows, with_times=False) if rows else []
         await session.commit()  # end the read transaction between batches
-        for record in records:
-            yield record
-        after = (records[-1].started_at, records[-1].id)
-        if remaining is not None:
-            remaining -= len(rows)
-        if len(rows) < size:
-            return
+        return records, len(rows) < size
+
+    def size_after(done: int) -> int:
+        return batch_size if max_games is None else min(batch_size, max_games - done)
+
+    done = 0
+    if size_after(done) <= 0:
+        return
+    pending: asyncio.Task[tuple[list[GameRecord], bool]] | None = asyncio.ensure_future(
+        batch(None, size_after(done))
+    )
+    try:
+        while pending is not None:
+            records, last = await pending
+            pending = None
+            done += len(records)
+            if records and not last and size_after(done) > 0:
+                after = (records[-1].started_at, records[-1].id)
+                pending = asyncio.ensure_future(batch(after, size_after(done)))
+            for done_here, record in enumerate(records, 1):
+                yield record
+                if pending is not None and done_here % 25 == 0:
+                    # Let the read of the next batch go on (its statements are sent and
+                    # answered by the loop): without this it would wait for the whole batch.
+                    await asyncio.sleep(0)
+    finally:
+        if pending is not None:
+            # The caller stopped early (a client that went away): let the read finish, so the
+            # session is left between statements, then drop it.
+            try:
+                await pending
+            except asyncio.CancelledError:
+                pending.cancel()
+                raise
+            except Exception:  # its result is not wanted any more
+                pass
 
 
 def positions_after(record: GameRecord) -> list[str | None]:
@@ -337,12 +367,12 @@ async def player_profile(
     """A player's totals per variant, counted from the games (any source) they played that
     `viewer` may see: another's private games are not in the totals, nor in the last seen."""
     user = await _user(session, name)
-    visible = None if viewer.sees_all_of(user.id) else visible_to(viewer)
+    sight = visible_to(viewer, user.id)
     stats: dict[str, VariantStats] = {}
     last_game: datetime | None = None
     colours: tuple[Colour, ...] = ("black", "white")
     for colour in colours:
-        rows = await stored.player_totals(session, user.id, colour, visible)
+        rows = await stored.player_totals(session, user.id, colour, sight)
         for variant, status, result, count, latest in rows:
             entry = stats.setdefault(variant, VariantStats())
             entry.games += count

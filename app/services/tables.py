@@ -335,6 +335,7 @@ async def _create_game(
         black_clock_ms=base_ms,
         white_clock_ms=base_ms,
         rated=table.rated,
+        is_private=table.private,
         ply_count=0,
         source="live",
         started_at=started,

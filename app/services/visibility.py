@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement
-
-from app.db import games as stored_games
+from app.db.archive import EVERYTHING, PUBLIC_ONLY, Sight
 
 
 @dataclass(frozen=True)
@@ -34,15 +32,18 @@ class Viewer:
 ANYONE = Viewer()  # no account, no code: public games only
 
 
-def visible_to(viewer: Viewer) -> ColumnElement[bool] | None:
-    """The condition a game row meets when `viewer` may list it (None: no condition).
+def visible_to(viewer: Viewer, player_id: int | None = None) -> Sight:
+    """Which games `viewer` may list (of `player_id`'s games, if given): everything for an
+    administrator and for a player's own history; else the public games and the viewer's own.
 
-    An invite code opens a game page, not the listings: a listing shows the public games and
-    the viewer's own. Games without a table (imported) are public.
+    An invite code opens a game page, not the listings. Games without a table (imported) are
+    public: the flag is set from the table when a game starts (`games.is_private`).
     """
-    if viewer.admin:
-        return None
-    return stored_games.listed_for(viewer.user_id)
+    if viewer.sees_all_of(player_id):
+        return EVERYTHING
+    if viewer.user_id is None:
+        return PUBLIC_ONLY
+    return Sight(member=viewer.user_id)
 
 
 def may_see(

@@ -31,6 +31,8 @@ async def register(client: httpx.AsyncClient, name: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {response.json()['access_token']}"}
 
 
+PRIVATE = ("private_done", "private_live")
+
 # The tests only read: one app, one set of players and games for the module.
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -140,11 +142,11 @@ async def games(app: FastAPI, people: dict[str, dict[str, str]]) -> dict[str, in
             game = await session.get(Game, ids[name])
             assert game is not None
             game.table_id = table
+            game.is_private = name in PRIVATE  # as a game started at the table is
         await session.commit()
     return ids
 
 
-PRIVATE = ("private_done", "private_live")
 EVERY_GAME = ("imported", "carol", "public", "private_live", "private_done")  # newest first
 ALICE = ("imported", "public", "private_live", "private_done")
 

@@ -247,3 +247,23 @@ async def lobby_table_of(lobby: Client, table: int) -> dict[str, Any]:
         if message["table"]["id"] == table:
             state: dict[str, Any] = message["table"]
             return state
+
+
+async def test_a_game_played_at_a_private_table_is_left_out_of_the_public_archive(
+    server: Served, private: PrivateGame
+) -> None:
+    """The game carries its table's privacy from its start: the search, the player's page and
+    the export leave it out for anyone else, while its players list it."""
+    game_id = private.match.game["id"]
+    black = private.match.black.welcome["user"]["name"]
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        mine = {"Authorization": f"Bearer {private.black_token}"}
+        for path in ("/api/games", f"/api/players/{black}/games"):
+            public = (await http.get(path, params={"status": "playing"})).json()
+            assert game_id not in [g["id"] for g in public["data"]], path
+            assert public["count"] == 0, path
+            own = (await http.get(path, params={"status": "playing"}, headers=mine)).json()
+            assert game_id in [g["id"] for g in own["data"]], path
+        export = await http.get("/api/games/export", headers={"Accept": "application/x-ndjson"})
+        assert export.status_code == 200 and str(game_id) not in export.text
+        assert (await http.get(f"/api/games/{game_id}")).status_code == 404

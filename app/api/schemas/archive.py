@@ -124,13 +124,26 @@ class GamesPage(BaseModel):
 
     model_config = ConfigDict(
         json_schema_extra={
-            "examples": [{"data": [_SUMMARY_EXAMPLE], "count": 311, "next_cursor": "ZGVzY3w..."}]
+            "examples": [
+                {
+                    "data": [_SUMMARY_EXAMPLE],
+                    "count": 311,
+                    "count_exact": True,
+                    "next_cursor": "ZGVzY3w...",
+                }
+            ]
         }
     )
 
     data: list[GameSummaryPublic]
     count: int | None = Field(
         description="How many games match the filters in all (null when `count=false`)."
+    )
+    count_exact: bool | None = Field(
+        default=None,
+        description="Whether `count` is exact (null when `count=false`). A count that no "
+        "index serves (a filter such as `min_plies` over the whole archive) is the database's "
+        "estimate instead of a read of every game.",
     )
     next_cursor: str | None = Field(
         description="Pass as `cursor` to get the next page; null on the last page."

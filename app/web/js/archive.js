@@ -108,7 +108,7 @@ export async function render(main, _params, search) {
         shown === 0
           ? "No game matches these filters."
           : page.count != null
-            ? `${shown} of ${page.count} games`
+            ? `${shown} of ${page.count_exact === false ? "about " : ""}${page.count} games`
             : `${shown} games`;
     } catch (error) {
       status.textContent = error.message;
