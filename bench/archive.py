@@ -457,6 +457,7 @@ async def main() -> None:
         "--moves-fraction", type=float, default=1.0, help="the newest games with moves"
     )
     parser.add_argument("--skip-load", action="store_true", help="reuse the loaded database")
+    parser.add_argument("--load-only", action="store_true", help="load, measure later")
     args = parser.parse_args()
     if not args.skip_load:
         await recreate_database(args.database_url)
@@ -464,6 +465,8 @@ async def main() -> None:
             args.database_url, args.games, args.players, args.pool, args.seed, args.moves_fraction
         )
         console.print(f"loaded {args.games:,} games in {seconds:.0f} s")
+    if args.load_only:
+        return
     await measure(args.database_url, args.games, args.players, args.samples, args.export_games)
 
 

@@ -113,14 +113,15 @@ async def of(db: Executor, instances: set[str]) -> dict[str, Beat]:
     return {other: Beat(other, beat_at, stopped) for other, beat_at, stopped in rows.all()}
 
 
-async def fresh(db: Executor, fresh_after: datetime) -> list[str]:
-    """The instances that beat since `fresh_after`, their last beat not a clean shutdown's."""
+async def fresh(db: Executor, fresh_after: datetime) -> dict[str, datetime]:
+    """The instances that beat since `fresh_after`, their last beat not a clean shutdown's,
+    with that beat's time."""
     rows = await db.execute(
-        select(ServerHeartbeat.instance).where(
+        select(ServerHeartbeat.instance, ServerHeartbeat.beat_at).where(
             ServerHeartbeat.stopped.is_(False), ServerHeartbeat.beat_at >= fresh_after
         )
     )
-    return list(rows.scalars().all())
+    return {instance: beat_at for instance, beat_at in rows.all()}
 
 
 async def others_load(

@@ -38,6 +38,12 @@ async def add(db: Executor, instance: str, user_id: int, since: datetime) -> Non
         await db.execute(insert(Presence).values(instance=instance, user_id=user_id, since=since))
 
 
+async def users_at(db: Executor, instance: str) -> set[int]:
+    """The users noted as connected to `instance`."""
+    rows = await db.scalars(select(Presence.user_id).where(Presence.instance == instance))
+    return set(rows.all())
+
+
 async def remove(db: Executor, instance: str, user_id: int) -> None:
     await db.execute(
         delete(Presence).where(Presence.instance == instance, Presence.user_id == user_id)

@@ -78,12 +78,17 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         await beats.release()
         raise
     live.instance = beats.instance
+
+    async def reassert() -> None:
+        await presence.reassert(live, hub.present_users())
+
+    beats.on_regained = reassert  # others may have taken this process for gone meanwhile
     beats.start()
     if recovered:
         logger.info("recovered %d games in progress", recovered)
     app.state.live, app.state.hub = live, hub
     app.state.budgets = budgets.AddressBudgets(app.state.settings.ws_messages_per_second_per_ip)
-    sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
+    sweeper = asyncio.create_task(_sweep(live, reassert), name="live-sweep")
     pairer = asyncio.create_task(pairing.run(live), name="pairing")
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
@@ -114,11 +119,16 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
             await beats.stop()
 
 
-async def _sweep(live: LivePlay) -> None:
-    """Run `presence.sweep` every `sweep_seconds`, whatever fails (it is tried again)."""
+async def _sweep(live: LivePlay, reassert: Callable[[], Awaitable[None]]) -> None:
+    """Run `presence.sweep` every `sweep_seconds`, and make sure this process's users are
+    noted as connected every `heartbeat_seconds`, whatever fails (it is tried again)."""
+    reasserted = live.clock.monotonic()
     while True:
         await live.clock.sleep(live.settings.sweep_seconds)
         try:
+            if live.clock.monotonic() - reasserted >= live.settings.heartbeat_seconds:
+                reasserted = live.clock.monotonic()
+                await reassert()
             await presence.sweep(live)
         except asyncio.CancelledError:
             raise

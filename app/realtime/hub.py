@@ -213,6 +213,15 @@ class Hub:
             await presence.connected(self.live, conn.user)
         return await games.playing_for(self.live, conn.user.id)
 
+    def present_users(self) -> list[PlayerRef]:
+        """The users with a connection here."""
+        users = []
+        for conns in self.users.values():
+            user = next(iter(conns)).user if conns else None
+            if user is not None:
+                users.append(user)
+        return users
+
     def _check_user_cap(self, conn: Connection) -> None:
         """Counted here, where a connection meets its user, whatever authenticated it."""
         if conn.user is None or not self.max_per_user:

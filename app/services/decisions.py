@@ -12,7 +12,7 @@ from app.db import games as stored_games
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
 from app.rules import Color, Outcome, Termination
-from app.services import events, games
+from app.services import events, games, presence
 from app.services.game_state import away_of, first_turn, offer_ply, standing_offer
 from app.services.live import LivePlay, PlayError
 from app.status import GameStatus
@@ -112,8 +112,18 @@ async def abort(live: LivePlay, user_id: int, game_id: int) -> None:
     await _decide(live, user_id, game_id, act)
 
 
+class _OpponentPresent(Exception):
+    def __init__(self, user_id: int) -> None:
+        self.user_id = user_id
+
+
 async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
-    """Win against an opponent away past the grace period (abort if no move was made)."""
+    """Win against an opponent away past the grace period (abort if no move was made).
+
+    The absence noted in the game is checked against presence itself: an opponent connected
+    to a live server process is not away, whatever the game says (a process taken for gone
+    while it was not, by a cut connection, once marked its players so), and their absence is
+    ended instead."""
 
     async def act(session: AsyncSession, row: GameRow, colour: Color) -> list[StoredEvent]:
         since = away_of(row).get(colour.other)
@@ -123,8 +133,15 @@ async def claim_win(live: LivePlay, user_id: int, game_id: int) -> None:
         now = live.clock.time()
         if now < claim_at:
             raise PlayError("too_early", f"you may claim in {claim_at - now:.0f} seconds")
+        opponent = row.white_id if colour is Color.BLACK else row.black_id
+        if opponent is not None and await presence.present(live, session, opponent):
+            raise _OpponentPresent(opponent)
         if row.ply_count == 0:
             return await _end_row(live, session, row, Outcome(Termination.ABORTED))
         return await _end_row(live, session, row, Outcome(Termination.ABANDONED, colour))
 
-    await _decide(live, user_id, game_id, act)
+    try:
+        await _decide(live, user_id, game_id, act)
+    except _OpponentPresent as present:
+        await presence.back(live, present.user_id)
+        raise PlayError("too_early", "your opponent is connected") from None

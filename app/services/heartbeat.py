@@ -12,9 +12,11 @@ A process that crashed (`kill -9`, out of memory) writes no last beat, and its r
 would make it look alive for up to `FRESH_BEATS` intervals: a restart quicker than that would
 charge the downtime to the players. On PostgreSQL each process therefore also holds, for its
 lifetime, a session advisory lock named after its instance, on a connection of its own; the
-server releases it when the process's connections drop. A beat counts as alive only while its
-instance's lock is held. (A connection pooler in transaction mode between the server and
-PostgreSQL would defeat the locks.) On SQLite, whose processes share one machine, each process
+server releases it when the process's connections drop. A process whose lock is not held is
+gone once its last beat is `LOCK_LOSS_BEATS` intervals old (a cut connection drops the lock as a
+crash does, but a live process takes it again within a second and goes on beating). (A
+connection pooler in transaction mode between the server and PostgreSQL would defeat the
+locks.) On SQLite, whose processes share one machine, each process
 holds a shared `flock` on a file beside the database (`<database>.live`): a process that can
 lock it exclusively at start-up is alone, and every other beat is that of a process gone; it
 keeps the lock exclusive until its recovery is done, so that a process starting meanwhile waits
@@ -27,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import BinaryIO
@@ -49,6 +51,8 @@ from app.timeutil import as_utc
 
 __all__ = [
     "FRESH_BEATS",
+    "LOCK_CHECK_SECONDS",
+    "LOCK_LOSS_BEATS",
     "LOCK_SPACE",
     "Heartbeat",
     "Load",
@@ -65,6 +69,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 FRESH_BEATS = 3  # a process silent for this many intervals is gone
+LOCK_LOSS_BEATS = 2  # … and one without its lock, once silent for this many
+LOCK_CHECK_SECONDS = 1.0  # how often a process makes sure it still holds its lock
 
 
 def new_instance() -> str:
@@ -112,12 +118,23 @@ async def others(
 
 async def alive(db: AsyncConnection | AsyncSession, now: datetime, interval: float) -> set[str]:
     """The instances whose processes are up: a fresh beat, not the last one of a clean
-    shutdown, and on PostgreSQL their lock still held (a crashed process's goes at once)."""
-    rows = await heartbeats.fresh(db, _fresh_after(now, interval))
+    shutdown, and on PostgreSQL their lock held or their last beat recent.
+
+    A lock not held proves nothing alone: a cut connection (a failover, a network blip, an
+    administrator's `pg_terminate_backend`) drops it as a crash does. A live process takes it
+    again within `LOCK_CHECK_SECONDS` and beats every `interval`; a crashed one beats no more.
+    So a process without its lock is gone once its last beat is `LOCK_LOSS_BEATS` intervals
+    old: a crash is seen within two intervals, and a cut is never taken for one."""
+    beats = await heartbeats.fresh(db, _fresh_after(now, interval))
     conn = db if isinstance(db, AsyncConnection) else await db.connection()
     if conn.dialect.name != "postgresql":
-        return set(rows)
-    return {instance for instance in rows if await heartbeats.holds_lock(conn, instance)}
+        return set(beats)
+    recent = now - timedelta(seconds=LOCK_LOSS_BEATS * interval)
+    return {
+        instance
+        for instance, beat_at in beats.items()
+        if as_utc(beat_at) >= recent or await heartbeats.holds_lock(conn, instance)
+    }
 
 
 class AliveCache:
@@ -176,6 +193,9 @@ class Heartbeat:
         self.instance = instance or new_instance()
         self.load = load  # what to write with each beat
         self._task: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+        # Called when the lock was taken again after its connection was lost.
+        self.on_regained: Callable[[], Awaitable[None]] | None = None
         self._holder: AsyncConnection | None = None
         self._lock_file: BinaryIO | None = None
         self.alone = False  # SQLite: no other process had the database open at start-up
@@ -206,18 +226,20 @@ class Heartbeat:
         self._holder = conn
         return True
 
-    async def _keep_lock(self) -> None:
-        """After a beat: take the lock again if its connection was lost (PostgreSQL restarted).
-        If someone holds it meanwhile (a starting process probing it), the next beat retries."""
+    async def _keep_lock(self) -> bool:
+        """Take the lock again if its connection was lost (cut, or PostgreSQL restarted);
+        whether it was taken again. If someone holds it meanwhile (a starting process probing
+        it), the next check retries."""
         if self.db.engine.dialect.name != "postgresql":
-            return
+            return False
         if self._holder is not None:
             try:
                 await ping(self._holder)
-                return
+                return False
             except Exception:  # the connection is gone, and the lock with it
                 await self.release()
-        await self._take_lock()
+                logger.warning("the liveness lock's connection was lost: taking it again")
+        return await self._take_lock()
 
     def _hold_file(self) -> BinaryIO | None:
         """Lock the SQLite database's `.live` file: exclusively if nobody else has it (this
@@ -264,10 +286,25 @@ class Heartbeat:
             await self.clock.sleep(self.interval)
             try:
                 await self.beat()
-                async with self.clock.timeout(self.interval):
-                    await self._keep_lock()
             except Exception:  # the database may be back at the next beat
                 logger.exception("cannot write the heartbeat")
+
+    async def _watch_lock(self) -> None:
+        """Every `LOCK_CHECK_SECONDS`, make sure the lock is still held; if its connection was
+        cut, take it again at once, beat, and tell `on_regained` (others may have taken this
+        process for gone meanwhile and its users with it)."""
+        every = min(LOCK_CHECK_SECONDS, self.interval)
+        while True:
+            await self.clock.sleep(every)
+            try:
+                async with self.clock.timeout(self.interval):
+                    regained = await self._keep_lock()
+                if regained:
+                    await self.beat()
+                    if self.on_regained is not None:
+                        await self.on_regained()
+            except Exception:  # the database may be back at the next check
+                logger.warning("cannot take the liveness lock again; retrying", exc_info=True)
 
     def start(self) -> None:
         """Beat from now on (recovery is done). On SQLite, let other processes share the file's
@@ -275,14 +312,16 @@ class Heartbeat:
         if self.alone and self._lock_file is not None and fcntl is not None:
             fcntl.flock(self._lock_file, fcntl.LOCK_SH)
         self._task = asyncio.create_task(self._run(), name="heartbeat")
+        self._watch = asyncio.create_task(self._watch_lock(), name="liveness-lock")
 
     async def stop(self) -> None:
         """Stop beating and write the last beat: clocks stop running from here."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._task, self._watch):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._watch = None
         try:
             await self.beat(stopped=True)
         except Exception:

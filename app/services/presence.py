@@ -12,6 +12,7 @@ opening on one process while another closes elsewhere cannot leave them marked a
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -64,10 +65,47 @@ async def disconnected(
     since = live.clock.time() if since is None else since
     async with live.db.session() as session:
         await stored.lock_user(session, user_id)
+        if instance == live.instance and live.connected_here(user_id):
+            # They connected here again while this waited for the user's row: that
+            # connection's `connected` may have gone first, and its row must stay.
+            return
         await stored.remove(session, instance, user_id)
         away = await _offline(live, session, user_id, since)
         await session.commit()
     await live.announce(away)
+
+
+async def reassert(live: LivePlay, users: Collection[PlayerRef]) -> int:
+    """Make sure every user connected to this process is noted as such: one whose row is
+    gone (another process took this one for gone, as a cut connection once made it) is
+    connected again, back in their games. How many were."""
+    if not users:
+        return 0
+    async with live.db.session() as session:
+        noted = await stored.users_at(session, live.instance)
+    missing = [user for user in users if user.id not in noted]
+    for user in missing:
+        if live.connected_here(user.id):
+            await connected(live, user)
+    if missing:
+        logger.warning("%d users connected here were noted away: set right", len(missing))
+    return len(missing)
+
+
+async def back(live: LivePlay, user_id: int) -> None:
+    """The user is connected (to a live process): any absence their games still note ends."""
+    async with live.db.session() as session:
+        await stored.lock_user(session, user_id)
+        events = await absences.mark_back(live, session, user_id)
+        await session.commit()
+    await live.announce(events)
+
+
+async def present(live: LivePlay, session: AsyncSession, user_id: int) -> bool:
+    """Whether the user is connected to a live server process."""
+    if live.connected_here(user_id):
+        return True
+    return await stored.connected_to_any(session, user_id, await _alive(live, session))
 
 
 async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, list[int]]]:
