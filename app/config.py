@@ -45,6 +45,15 @@ class Settings(BaseSettings):
     login_max_failures: int = 5
     login_window_seconds: int = 300
 
+    # Fair play (`app.services.fair_play`): a game at a rated table is casual between accounts
+    # that used one address within this many days, and beyond this many rated games a day
+    # between the same two players; a rating that rose this much in a week against at most
+    # this many opponents is queued for a moderator.
+    rated_shared_address_days: Annotated[float, Field(ge=0)] = 30.0
+    rated_games_per_pair_per_day: Annotated[int, Field(ge=1)] = 3
+    rating_review_rise: Annotated[float, Field(gt=0)] = 300.0
+    rating_review_max_opponents: Annotated[int, Field(ge=1)] = 3
+
     # Live play
     disconnect_grace_seconds: float = 60.0
     # Each side must make its first move this long after the game starts (the side to move

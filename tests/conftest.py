@@ -395,6 +395,10 @@ def make_settings(**overrides: Any) -> Settings:
         "guests_per_address": 10_000,
         "registrations_per_address": 10_000,
         "ws_messages_per_second_per_ip": 1_000_000.0,
+        # Every test account shares 127.0.0.1 and plays its partners often: the fair-play
+        # rules (tests/realtime/test_fair_play.py) would make every rated game casual.
+        "rated_shared_address_days": 0.0,
+        "rated_games_per_pair_per_day": 1_000_000,
     }
     return IsolatedSettings(**(values | overrides))
 

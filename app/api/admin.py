@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
+from pydantic import BaseModel
 
 from app import __version__
 from app.api.deps import (
@@ -49,6 +50,7 @@ from app.api.schemas.admin import (
     TablesList,
     UsersPage,
 )
+from app.db import ratings as stored_ratings
 from app.db.models import AuditEntry, Room, User
 from app.services import admin
 from app.services.admin import AuditFilter, RoomSettings, UserFilter
@@ -323,6 +325,60 @@ async def unban_user(
 ) -> AuditEntryPublic:
     """Lift a ban; the user logs in again."""
     entry = await admin.unban(session, actor, user_id, body.reason)
+    return _entry(entry, actor.name)
+
+
+# --- fair play ----------------------------------------------------------------------------
+
+
+class RatingReviewPublic(BaseModel):
+    id: int
+    user_id: int
+    name: str
+    variant: str
+    category: str
+    reason: str
+    created_at: datetime
+    resolved_at: datetime | None
+
+
+class RatingReviewsList(BaseModel):
+    data: list[RatingReviewPublic]
+
+
+ReviewId = Annotated[int, Path(ge=1, le=MAX_ID, description="Review id."), DIGITS]
+
+
+@router.get("/reviews", response_model=RatingReviewsList)
+async def rating_reviews(
+    session: SessionDep,
+    all_: Annotated[bool, Query(alias="all", description="Resolved ones too."), TRUE_FALSE] = False,
+) -> RatingReviewsList:
+    """Accounts whose rating rose sharply against few opponents (docs/ratings.md, "Fair
+    play"), oldest first: the open ones, or all with `all=true`."""
+    rows = await stored_ratings.reviews(session, open_only=not all_)
+    fields = ("id", "user_id", "name", "variant", "category", "reason")
+    return RatingReviewsList(
+        data=[
+            RatingReviewPublic.model_validate(
+                dict(zip(fields, row[:6], strict=True))
+                | {
+                    "created_at": as_utc(row[6]),
+                    "resolved_at": None if row[7] is None else as_utc(row[7]),
+                }
+            )
+            for row in rows
+        ]
+    )
+
+
+@router.post("/reviews/{review_id}/resolve", response_model=AuditEntryPublic, responses=NOT_FOUND)
+async def resolve_rating_review(
+    review_id: ReviewId, session: SessionDep, actor: AdminUser
+) -> AuditEntryPublic:
+    """Mark a rating review looked at (what to do about the account, a ban or nothing, is a
+    separate action); 404 for no open review of that id."""
+    entry = await admin.resolve_review(session, actor, review_id)
     return _entry(entry, actor.name)
 
 

@@ -1,4 +1,13 @@
-"""Operational endpoints: `/healthz` for orchestrators, `/metrics` for Prometheus."""
+"""Operational endpoints: `/livez` (the process answers), `/readyz` (it can serve games: what a
+load balancer checks), `/healthz` (every dependency, for monitoring), `/metrics` for
+Prometheus.
+
+The broker only carries events between processes: without it each process still serves its
+games (a move is stored and delivered to its own sockets; the others catch up from the event
+log once it is back), so a broker outage makes a process degraded, not unready. Checking
+`/healthz` from a balancer would take every process out of rotation at once while the broker
+is down: a site outage for a fault the processes ride out (docs/deploy.md).
+"""
 
 from __future__ import annotations
 
@@ -68,7 +77,8 @@ async def broker_ok(broker: Broker) -> bool:
     responses={503: {"model": Health, "description": "a dependency is down"}},
 )
 async def healthz(request: Request, gate: SocketCountsDep) -> JSONResponse:
-    """200 when the database answers `SELECT 1` and the broker answers a ping, else 503."""
+    """200 when the database answers `SELECT 1` and the broker answers a ping, else 503: for
+    monitoring, not for a load balancer (use `/readyz`)."""
     database, broker = await asyncio.gather(
         database_ok(request.app.state.db), broker_ok(request.app.state.broker)
     )
@@ -81,6 +91,48 @@ async def healthz(request: Request, gate: SocketCountsDep) -> JSONResponse:
         ),
     )
     return JSONResponse(body.model_dump(), status_code=200 if body.status == "ok" else 503)
+
+
+class Liveness(BaseModel):
+    status: Literal["ok"]
+
+
+@router.get("/livez", response_model=Liveness)
+async def livez() -> Liveness:
+    """200 while the process answers at all (its event loop runs): for an orchestrator that
+    restarts a hung process. Checks nothing else."""
+    return Liveness(status="ok")
+
+
+class Readiness(BaseModel):
+    """`status` is ok while the process can serve games (its database answers); `degraded`
+    names what is down without stopping it (the broker: events reach other processes' sockets
+    late, from the event log)."""
+
+    status: Status
+    database: Status
+    broker: Status
+    degraded: list[str]
+
+
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "the database is down"}},
+)
+async def readyz(request: Request) -> JSONResponse:
+    """200 while the database answers, whatever the broker does (503 otherwise): the check
+    for a load balancer (`deploy/haproxy.cfg`)."""
+    database, broker = await asyncio.gather(
+        database_ok(request.app.state.db), broker_ok(request.app.state.broker)
+    )
+    body = Readiness(
+        status="ok" if database else "down",
+        database="ok" if database else "down",
+        broker="ok" if broker else "down",
+        degraded=[] if broker else ["broker"],
+    )
+    return JSONResponse(body.model_dump(), status_code=200 if database else 503)
 
 
 @router.get("/metrics", response_class=Response, include_in_schema=False)

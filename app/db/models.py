@@ -252,6 +252,39 @@ class TableEvent(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class AccountAddress(Base):
+    """An address a registered account signed up, logged in or connected from, and when last
+    (`app.services.fair_play`: rated games between accounts that shared an address recently
+    are casual)."""
+
+    __tablename__ = "account_addresses"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    address: Mapped[str] = mapped_column(String(64), primary_key=True)
+    first_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (Index("ix_account_addresses_address", "address", "last_seen"),)
+
+
+class RatingReview(Base):
+    """An account whose rating rose sharply against few opponents, for a moderator to look at
+    (`app.services.fair_play`); `resolved_at` once one did."""
+
+    __tablename__ = "rating_reviews"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    variant: Mapped[str] = mapped_column(String(16))
+    category: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+
+
 class Presence(Base):
     """A user connected to a server process (one row per process, however many sockets).
 

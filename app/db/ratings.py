@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, insert, select, text, update
+from sqlalchemy import Select, func, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.orm import aliased
 
-from app.db.models import Rating, RatingChange, User
+from app.db.models import Rating, RatingChange, RatingReview, User
 from app.db.table_log import Executor
 
 # Leaderboard candidates: stored RD at most 75 (a live RD is never lower), written as the
@@ -219,3 +220,97 @@ async def leaderboard_candidates(
 ) -> list[tuple[StoredRating, str]]:
     rows = await db.execute(leaderboard_query(variant, category, since).limit(limit).offset(offset))
     return [(_stored(row[:8]), row[8]) for row in rows]
+
+
+# --- fair play -----------------------------------------------------------------------------
+
+
+async def pair_rated_since(db: Executor, one: int, other: int, since: datetime) -> int:
+    """How many rated games the two players played each other since `since`."""
+    mine, theirs = aliased(RatingChange), aliased(RatingChange)
+    count = await db.scalar(
+        select(func.count())
+        .select_from(mine)
+        .join(theirs, theirs.game_id == mine.game_id)
+        .where(mine.user_id == one, theirs.user_id == other, mine.at >= since)
+    )
+    return int(count or 0)
+
+
+async def rise_since(
+    db: Executor, user_id: int, variant: str, category: str, since: datetime
+) -> tuple[float, int]:
+    """A player's rating rise in a variant and category since `since` (latest rating after
+    minus earliest rating before, over their rated games there), and how many different
+    opponents those games were against."""
+    mine, theirs = aliased(RatingChange), aliased(RatingChange)
+    rows = (
+        await db.execute(
+            select(mine.rating_before, mine.rating_after, theirs.user_id)
+            .join(theirs, (theirs.game_id == mine.game_id) & (theirs.user_id != mine.user_id))
+            .where(
+                mine.user_id == user_id,
+                mine.variant == variant,
+                mine.category == category,
+                mine.at >= since,
+            )
+            .order_by(mine.at, mine.game_id)
+        )
+    ).all()
+    if not rows:
+        return 0.0, 0
+    return rows[-1][1] - rows[0][0], len({row[2] for row in rows})
+
+
+async def open_review(db: Executor, user_id: int, variant: str, category: str) -> bool:
+    found = await db.scalar(
+        select(RatingReview.id).where(
+            RatingReview.user_id == user_id,
+            RatingReview.variant == variant,
+            RatingReview.category == category,
+            RatingReview.resolved_at.is_(None),
+        )
+    )
+    return found is not None
+
+
+async def add_review(
+    db: Executor, user_id: int, variant: str, category: str, reason: str, at: datetime
+) -> None:
+    await db.execute(
+        insert(RatingReview).values(
+            user_id=user_id, variant=variant, category=category, reason=reason, created_at=at
+        )
+    )
+
+
+async def reviews(db: Executor, *, open_only: bool = True) -> list[tuple[Any, ...]]:
+    """(id, user id, name, variant, category, reason, created_at, resolved_at) of the rating
+    reviews, oldest first."""
+    statement = (
+        select(
+            RatingReview.id,
+            RatingReview.user_id,
+            User.name,
+            RatingReview.variant,
+            RatingReview.category,
+            RatingReview.reason,
+            RatingReview.created_at,
+            RatingReview.resolved_at,
+        )
+        .join(User, User.id == RatingReview.user_id)
+        .order_by(RatingReview.created_at, RatingReview.id)
+    )
+    if open_only:
+        statement = statement.where(RatingReview.resolved_at.is_(None))
+    return [tuple(row) for row in (await db.execute(statement)).all()]
+
+
+async def resolve_review(db: Executor, review_id: int, by: int, at: datetime) -> bool:
+    """Mark a review resolved; False if there is no such open review."""
+    result = await db.execute(
+        update(RatingReview)
+        .where(RatingReview.id == review_id, RatingReview.resolved_at.is_(None))
+        .values(resolved_at=at, resolved_by=by)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]

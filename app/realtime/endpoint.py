@@ -43,7 +43,17 @@ from app.realtime.connections import (
 )
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
-from app.services import accounts, ai, challenges, decisions, games, pairing, presence, tables
+from app.services import (
+    accounts,
+    ai,
+    challenges,
+    decisions,
+    fair_play,
+    games,
+    pairing,
+    presence,
+    tables,
+)
 from app.services.errors import ServiceError
 from app.services.heartbeat import Heartbeat, Load
 from app.services.live import LivePlay, PlayerRef, PlayError
@@ -136,6 +146,15 @@ async def _sweep(live: LivePlay, reassert: Callable[[], Awaitable[None]]) -> Non
             logger.warning("the live-play sweep failed; retrying", exc_info=True)
 
 
+async def _note_address(live: LivePlay, user_id: int, address: str) -> None:
+    try:
+        async with live.db.session() as session:
+            await fair_play.note_address(session, user_id, address, live.clock.now())
+            await session.commit()
+    except Exception:  # noted at the next connection
+        logger.warning("cannot note the address of user %d", user_id, exc_info=True)
+
+
 async def _authenticate(websocket: WebSocket, token: str | None) -> tuple[bool, Any]:
     """(ok, user): no token is an anonymous spectator; a bad token is refused."""
     if token is None:
@@ -184,6 +203,10 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     conn = Connection(websocket, player, settings.ws_messages_per_second, token_hash)
     host = websocket.client.host if websocket.client is not None else ""
     budget = websocket.app.state.budgets.enter(host)
+    if user is not None and user.kind == "registered" and host:
+        # Where registered accounts play from (fair play: rated games between accounts that
+        # shared an address are casual), noted off the connection's path.
+        hub.live.spawn(_note_address(hub.live, user.id, host))
     try:
         try:
             playing = await hub.connect(conn)

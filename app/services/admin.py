@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import accounts, audit, rooms
 from app.db import games as stored_games
+from app.db import ratings as stored_ratings
 from app.db import tables as stored_tables
 from app.db.accounts import UserFilter as UserFilter
 from app.db.audit import AuditFilter as AuditFilter
@@ -431,6 +432,15 @@ async def unban(session: AsyncSession, actor: User, user_id: int, note: str) -> 
         raise Refused("not_banned", f"{user.name} is not banned")
     user.banned, user.ban_reason = False, None
     entry = _audit(session, actor, "user.unban", "user", user_id, note, name=user.name)
+    await session.commit()
+    return entry
+
+
+async def resolve_review(session: AsyncSession, actor: User, review_id: int) -> AuditEntry:
+    """A moderator looked at a rating review (`app.services.fair_play`)."""
+    if not await stored_ratings.resolve_review(session, review_id, actor.id, utcnow()):
+        raise NotFound(f"open review {review_id}")
+    entry = _audit(session, actor, "review.resolve", "review", review_id, None)
     await session.commit()
     return entry
 

@@ -78,6 +78,7 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
         clock=stored_clock(row),
         status=row.status,
         result=row.result,
+        rated=row.rated,
         termination=row.termination,
         draw_offer=standing_offer(row),
         away=away_of(row),
@@ -243,6 +244,7 @@ def _started(live: LivePlay, event: events.GameStarted) -> LiveGame | None:
         away={Color(colour): since / 1000 for colour, since in data["away"].items()},
         first_move_deadline=due / 1000 if due is not None else None,
         table=table,
+        rated=bool(data.get("rated", False)),
     )
 
 
@@ -375,6 +377,7 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
         "draw_offer": lg.draw_offer.value if lg.draw_offer is not None else None,
         "away": {colour.value: int(since * 1000) for colour, since in lg.away.items()},
         "claim_after": claim_after,
+        "rated": lg.rated,
         "rating_change": None,
     }
 
@@ -583,7 +586,7 @@ async def _store_final_move(
         row = await stored_games.write_one(session, commit)
         if row is None:
             return None
-        rating_change = await ratings.apply(session, row, commit.at)
+        rating_change = await ratings.apply(session, row, commit.at, live.settings)
         # The table shows both players' ratings as the game left them.
         table = await read_table(session, commit.table_id) if rating_change else None
         for event in made:
@@ -647,7 +650,7 @@ async def store_ending(
     await stored_games.end(
         db, row, GameStatus.ended_with(result), result, termination, as_datetime(now), frozen
     )
-    rating_change = await ratings.apply(db, row, as_datetime(now))
+    rating_change = await ratings.apply(db, row, as_datetime(now), live.settings)
     GAMES_FINISHED.labels(row.variant, termination).inc()
     assert row.table_id is not None
     table = await read_table(db, row.table_id)

@@ -129,6 +129,8 @@ class LiveGame:
     # Its table as the game began (settings, seats): what a game-ending move's `table_update`
     # shows, without reading it again.
     table: TableInfo | None = None
+    # It moves ratings (a rated table's game may be casual: `app.services.fair_play`).
+    rated: bool = False
 
     def colour_of(self, user_id: int) -> Color | None:
         if user_id == self.black.id:

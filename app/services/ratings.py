@@ -17,6 +17,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.config import Settings
 from app.db import accounts
 from app.db import ratings as store
 from app.db.models import Game as GameRow
@@ -36,7 +37,7 @@ from app.ratings import (
 )
 from app.ratings.categories import CATEGORIES
 from app.rules import Result
-from app.services import events
+from app.services import events, fair_play
 from app.services.accounts import find_user
 from app.services.errors import ServiceError
 from app.timeutil import as_datetime, as_unix
@@ -63,10 +64,14 @@ def _side(change: RatingChange) -> events.RatingSide:
     return _shown_side(change.before.rating, change.after.rating)
 
 
-async def apply(db: Executor, game: GameRow, at: datetime) -> events.RatingChanges | None:
+async def apply(
+    db: Executor, game: GameRow, at: datetime, settings: Settings
+) -> events.RatingChanges | None:
     """Update both players' ratings for a game whose end is being stored in this transaction
     (`game` as it is stored now: result set, plies counted). None, and nothing changed, for a
-    casual game, an aborted one, one of fewer than two plies, or one already rated."""
+    casual game, an aborted one, one of fewer than two plies, or one already rated. A player
+    whose rating rose sharply against few opponents is queued for a moderator
+    (`fair_play.review_rises`)."""
     score = _score(game.result)
     if (
         not game.rated
@@ -103,7 +108,14 @@ async def apply(db: Executor, game: GameRow, at: datetime) -> events.RatingChang
             )
         )
     await store.add_changes(db, changes)
-    return {"black": _side(black_change), "white": _side(white_change)}
+    rating_change: events.RatingChanges = {
+        "black": _side(black_change),
+        "white": _side(white_change),
+    }
+    await fair_play.review_rises(
+        db, settings, game.black_id, game.white_id, game.variant, category, rating_change, at
+    )
+    return rating_change
 
 
 async def change_of(

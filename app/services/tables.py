@@ -23,7 +23,7 @@ from app.db import table_log
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, Variant, get_variant
-from app.services import absences, attendance, events, games, ratings
+from app.services import absences, attendance, events, fair_play, games, ratings
 from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, GameClock
 from app.services.live import (
     LiveGame,
@@ -162,6 +162,9 @@ async def open_table(
         raise PlayError("bad_message", "colour must be black, white or random")
     if rated and start_fen is not None:
         raise PlayError("rated_from_position", "rated games start from the standard position")
+    if rated and private:
+        # Rated games are public: nothing rated is hidden, nothing hidden shows in ratings.
+        raise PlayError("rated_not_private", "rated games are public: a private table is casual")
     async with live.db.session() as session:
         # Locked: a room being closed (which closes its open tables) gets no new table, and
         # two tables opened at once in a full room do not both take its last place.
@@ -320,6 +323,11 @@ async def _create_game(
     now = live.clock.time()
     started = as_datetime(now)
     base_ms = table.clock_base_s * 1000 if table.clock_base_s is not None else None
+    # A rated table's game is casual between accounts that shared an address, or past the
+    # pair's rated games for the day (`fair_play`).
+    rated = table.rated and (
+        await fair_play.casual_reason(db, live.settings, black.id, white.id, started) is None
+    )
     game_id = await stored_games.create(
         db,
         variant=table.variant,
@@ -334,7 +342,7 @@ async def _create_game(
         clock_increment_s=table.clock_increment_s,
         black_clock_ms=base_ms,
         white_clock_ms=base_ms,
-        rated=table.rated,
+        rated=rated,
         is_private=table.private,
         ply_count=0,
         source="live",
@@ -366,6 +374,7 @@ async def _create_game(
         game=Game(get_variant(table.variant), start_fen=table.start_fen),
         clock=clock,
         first_move_deadline=now + live.settings.first_move_seconds,
+        rated=rated,
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
     table.game_id, table.game_status = game_id, GameStatus.PLAYING

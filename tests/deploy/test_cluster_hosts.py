@@ -32,6 +32,7 @@ import websockets
 from sqlalchemy import make_url
 
 from tests.conftest import TEST_DATABASE_URL, free_port
+from tests.support.proxy import haproxy_config, started
 from tests.support.server import ROOT
 from tests.support.ws import subprotocols, ws_url
 
@@ -108,26 +109,6 @@ async def relay(listen: list[str], port: int, target: tuple[str, int]) -> AsyncI
         yield
     finally:
         server.close()
-
-
-def haproxy_config(port: int, backends: list[str]) -> str:
-    """deploy/haproxy.cfg with this test's listening port and servers."""
-    text = (ROOT / "deploy" / "haproxy.cfg").read_text()
-    kept, skipping = [], False
-    for line in text.splitlines():
-        if line.startswith("resolvers"):
-            skipping = True
-            continue
-        if skipping and (not line.strip() or line.startswith(" ")):
-            if not line.strip():
-                skipping = False
-            continue
-        if "server-template" in line or line.strip().startswith("log stdout"):
-            continue
-        line = line.replace("bind :8000", f"bind 127.0.0.1:{port}")
-        kept.append(line.replace("maxconn 100000", "maxconn 2000"))  # within our file limit
-    kept += [f"    server app{n} {address}:8000 check" for n, address in enumerate(backends, 1)]
-    return "\n".join(kept) + "\n"
 
 
 class Player:
@@ -303,22 +284,6 @@ async def resign(black: Player, white: Player, game: int) -> None:
         )
 
 
-@contextlib.contextmanager
-def started(args: list[str], **options: Any) -> Iterator[subprocess.Popen[bytes]]:
-    """A child process, ended (SIGTERM, then waited for) when the block ends."""
-    process = subprocess.Popen(args, **options)
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()  # never leave a process behind
-                process.wait(5)
-
-
 async def wait_up(address: str) -> None:
     async with httpx.AsyncClient(base_url=f"http://{address}:8000") as direct:
         for _ in range(300):
@@ -381,7 +346,7 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
                     )
                 )
             config = tmp_path / "haproxy.cfg"
-            config.write_text(haproxy_config(proxy_port, [a for _, _, a in hosts]))
+            config.write_text(haproxy_config(proxy_port, [f"{a}:8000" for _, _, a in hosts]))
             proxy_log = stack.enter_context((tmp_path / "haproxy.log").open("wb"))
             haproxy = ["haproxy", "-f", str(config), "-db"]
             stack.enter_context(started(haproxy, cwd=tmp_path, stdout=proxy_log, stderr=proxy_log))

@@ -18,6 +18,7 @@ from app.rules import Result
 from app.services import ratings
 from app.status import GameStatus
 from app.timeutil import utcnow
+from tests.conftest import make_settings
 
 
 async def _players(db: Database, *kinds: str) -> list[int]:
@@ -61,7 +62,7 @@ async def _apply(db: Database, game_id: int, at: datetime | None = None) -> obje
     async with db.session() as session:
         row = await session.get(GameRow, game_id)
         assert row is not None
-        change = await ratings.apply(session, row, at or utcnow())
+        change = await ratings.apply(session, row, at or utcnow(), make_settings())
         await session.commit()
         return change
 
@@ -146,10 +147,12 @@ async def test_two_transactions_rating_one_game_at_once_rate_it_once(db: Databas
     async with db.session() as first, db.session() as second:
         row = await first.get(GameRow, game)
         assert row is not None
-        assert await ratings.apply(first, row, utcnow()) is not None  # rows locked, no commit
+        assert (
+            await ratings.apply(first, row, utcnow(), make_settings()) is not None
+        )  # rows locked, no commit
         other = await second.get(GameRow, game)
         assert other is not None
-        racing = asyncio.create_task(ratings.apply(second, other, utcnow()))
+        racing = asyncio.create_task(ratings.apply(second, other, utcnow(), make_settings()))
         async with db.session() as watcher:  # until the second waits for the first's locks
             while not await watcher.scalar(
                 text(
@@ -191,7 +194,7 @@ async def test_rating_a_game_does_not_wait_for_a_presence_change_of_its_player(
         await ending.execute(text("SET LOCAL lock_timeout = '5s'"))
         row = await ending.get(GameRow, game)
         assert row is not None
-        assert await ratings.apply(ending, row, utcnow()) is not None
+        assert await ratings.apply(ending, row, utcnow(), make_settings()) is not None
         await ending.commit()
         await holding.rollback()
     assert (await _counts(db))[1] == 2

@@ -146,6 +146,8 @@ class ServerProcess:
             "SWEEP_SECONDS": str(settings.sweep_seconds),
             "GUESTS_PER_ADDRESS": str(settings.guests_per_address),
             "REGISTRATIONS_PER_ADDRESS": str(settings.registrations_per_address),
+            "RATED_SHARED_ADDRESS_DAYS": str(settings.rated_shared_address_days),
+            "RATED_GAMES_PER_PAIR_PER_DAY": str(settings.rated_games_per_pair_per_day),
         }
         self.env.pop("REDIS_URL", None)
         if settings.redis_url is not None:
