@@ -38,9 +38,10 @@ class Ok(BaseModel):
 
 
 async def _bot_game(live: LivePlay, user: Caller, game_id: int) -> int:
-    """The game's ply now, for a bot: a bad id is 422 and no such game 404 whoever asks, and
-    anyone but a bot is then refused (403)."""
-    ply = await games.current_ply(live, game_id)
+    """The game's ply now, for a bot: a bad id is 422 and no such game 404 whoever asks (a
+    private game the caller does not play too, word for word), and anyone but a bot is then
+    refused (403)."""
+    ply = await games.current_ply(live, game_id, user.id)
     bots.check_bot(user.is_bot)
     return ply
 
