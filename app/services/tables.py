@@ -21,6 +21,7 @@ from app.db import presence as presence_db
 from app.db import rooms as stored_rooms
 from app.db import table_log
 from app.db import tables as stored_tables
+from app.db.models import MAX_EVENT_SEQ
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, Variant, get_variant
 from app.services import absences, attendance, events, games, ratings
@@ -114,6 +115,8 @@ async def missed(
         table = await read_table(session, table_id)
         if table is None or not may_see(table, user_id, invite):
             raise no_table(table_id)
+        if since > MAX_EVENT_SEQ:  # no log reaches it (nor can the column hold it)
+            return None
         stored = await table_log.since(session, table_id, since, SNAPSHOT_EVENTS + 1)
         head = await table_log.head(session, table_id)
     if since > head or len(stored) > SNAPSHOT_EVENTS:
