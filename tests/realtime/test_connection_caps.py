@@ -54,14 +54,14 @@ async def health(served: Served) -> dict[str, Any]:
         return body
 
 
-async def all_closed(served: Served) -> None:
+async def all_closed(served: Served, within: float = 10.0) -> None:
     """Wait until the server has seen every socket close (a client's close completes on its
     side a moment before the server's handler has run)."""
-    for _ in range(500):
+    for _ in range(int(within / 0.02)):
         if (await health(served))["websockets"]["open"] == 0:
             return
         await asyncio.sleep(0.02)
-    raise AssertionError("the server still counts sockets closed 10 s ago")
+    raise AssertionError(f"the server still counts sockets closed {within:g} s ago")
 
 
 def refusal_warnings(records: list[logging.LogRecord]) -> list[str]:
