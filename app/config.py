@@ -77,6 +77,12 @@ class Settings(BaseSettings):
     guests_per_address: PositiveInt = 10  # per accounts_window_seconds
     accounts_window_seconds: PositiveInt = 3600
     tables_per_user: PositiveInt = 3  # open tables a user hosts, across all rooms
+    # Challenges a player may receive (from anyone), and may receive from one challenger, per
+    # challenge_window_seconds (leaky buckets: so many at once, then one every window / limit),
+    # so that a challenge-and-cancel loop cannot flood anyone with notices.
+    challenges_per_recipient: PositiveInt = 20
+    challenges_per_pair: PositiveInt = 5
+    challenge_window_seconds: PositiveInt = 600
 
     # Exposure limits: websocket connection caps, API docs, metrics scraping.
     ws_max_per_ip: Annotated[int, Field(ge=0)] = 100  # open sockets per client address; 0: no cap
