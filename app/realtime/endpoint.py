@@ -176,10 +176,17 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
     host = websocket.client.host if websocket.client is not None else ""
     budget = websocket.app.state.budgets.enter(host)
     frames: Frames | None = None
+    gate = websocket.app.state.ws_gate
+    counted: int | None = None  # the user whose place this socket holds
     try:
         try:
+            if player is not None:
+                refused = gate.enter_user(player.id)
+                if refused is not None:
+                    raise TooManyConnections(refused)
+                counted = player.id
             playing = await hub.connect(conn)
-        except TooManyConnections as exc:  # WS_MAX_PER_USER
+        except TooManyConnections as exc:  # WS_MAX_PER_USER, event streams included
             conn.error("too_many_connections", str(exc))
             conn.close(CLOSE_TRY_AGAIN, str(exc))
             return
@@ -216,6 +223,8 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         logger.exception("websocket connection failed")
         conn.close(CLOSE_SERVER_ERROR, "unexpected server error")
     finally:
+        if counted is not None:
+            gate.leave_user(counted)
         if frames is not None:
             frames.stop()
         websocket.app.state.budgets.leave(host)
