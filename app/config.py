@@ -89,6 +89,14 @@ class Settings(BaseSettings):
     ws_max_per_user: Annotated[int, Field(ge=0)] = 10  # open sockets per signed-in user; 0: no cap
     # Open sockets per process; unset: derived from the open-file limit (app/realtime/limits.py).
     ws_max_connections: Annotated[int, Field(ge=1)] | None = None
+    # `checkers serve` exposed without the proxy: a connection whose request head (line and
+    # headers) is not complete this long after it opened or after its previous response is
+    # closed (slow loris); an idle kept-alive connection is closed after the keep-alive time;
+    # past `http_limit_concurrency` connections and tasks, new requests get 503 at once
+    # (unset: the open-file limit less 100).
+    http_header_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
+    http_keep_alive_seconds: PositiveInt = 5
+    http_limit_concurrency: Annotated[int, Field(ge=1)] | None = None
     # /docs, /redoc and /openapi.json; unset: served except in production.
     api_docs: bool | None = None
     # Who may read /metrics: comma-separated addresses or networks, or "*" for everyone.
