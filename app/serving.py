@@ -52,6 +52,7 @@ class HeadDeadlineProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def on_response_complete(self) -> None:
+        pipelined = bool(self.pipeline)  # the next request's head has come already
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if not pipelined and not self.transport.is_closing():
             self._arm()  # the next request's head, if the connection is kept
