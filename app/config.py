@@ -86,12 +86,26 @@ class Settings(BaseSettings):
     guests_per_address: PositiveInt = 10  # per accounts_window_seconds
     accounts_window_seconds: PositiveInt = 3600
     tables_per_user: PositiveInt = 3  # open tables a user hosts, across all rooms
+    # Challenges a player may receive (from anyone), and may receive from one challenger, per
+    # challenge_window_seconds (leaky buckets: so many at once, then one every window / limit),
+    # so that a challenge-and-cancel loop cannot flood anyone with notices.
+    challenges_per_recipient: PositiveInt = 20
+    challenges_per_pair: PositiveInt = 5
+    challenge_window_seconds: PositiveInt = 600
 
     # Exposure limits: websocket connection caps, API docs, metrics scraping.
     ws_max_per_ip: Annotated[int, Field(ge=0)] = 100  # open sockets per client address; 0: no cap
     ws_max_per_user: Annotated[int, Field(ge=0)] = 10  # open sockets per signed-in user; 0: no cap
     # Open sockets per process; unset: derived from the open-file limit (app/realtime/limits.py).
     ws_max_connections: Annotated[int, Field(ge=1)] | None = None
+    # `checkers serve` exposed without the proxy: a connection whose request head (line and
+    # headers) is not complete this long after it opened or after its previous response is
+    # closed (slow loris); an idle kept-alive connection is closed after the keep-alive time;
+    # past `http_limit_concurrency` connections and tasks, new requests get 503 at once
+    # (unset: the open-file limit less 100).
+    http_header_timeout_seconds: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
+    http_keep_alive_seconds: PositiveInt = 5
+    http_limit_concurrency: Annotated[int, Field(ge=1)] | None = None
     # /docs, /redoc and /openapi.json; unset: served except in production.
     api_docs: bool | None = None
     # Who may read /metrics: comma-separated addresses or networks, or "*" for everyone.

@@ -167,6 +167,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
         limits.max_connections(settings.ws_max_connections, open_files),
         settings.ws_max_per_ip,
         open_files,
+        settings.ws_max_per_user,
     )
     app.live_socket = limits.ConnectionCapMiddleware(realtime.serve, gate=app.state.ws_gate)
 

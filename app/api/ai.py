@@ -8,9 +8,12 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.deps import CurrentUser, LiveDep, SessionDep
+from app.db.models import MAX_ID
 from app.services import ai
 from app.services.clocks import Clock
 from app.services.live import PlayerRef
+
+RoomId = Annotated[int, Field(ge=1, le=MAX_ID)]  # beyond: no room (ids are BIGINT)
 
 router = APIRouter(prefix="/api/ai", tags=["ai"])
 
@@ -24,7 +27,7 @@ class AIGameCreate(BaseModel):
     variant: Literal["english", "pool"] = "english"
     colour: Literal["black", "white", "random"] = "random"  # the player's; random: by lot
     clock: Clock | None = None  # null or omitted: untimed
-    room: Annotated[str, Field(max_length=40)] | Annotated[int, Field(ge=1)] | None = None
+    room: Annotated[str, Field(max_length=40)] | RoomId | None = None
     start_fen: Annotated[str, Field(max_length=200)] | None = None
 
 

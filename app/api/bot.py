@@ -8,23 +8,30 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
+from starlette.background import BackgroundTask
 
-from app.api.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep
+from app.api.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep, SocketCountsDep
 from app.api.errors import ErrorBody
 from app.api.params import GameId
 from app.services import bots, decisions, games, streams
+from app.services.errors import ServiceError
 from app.services.live import LivePlay
 
 router = APIRouter(prefix="/api", tags=["bot"])
 
 NDJSON = "application/x-ndjson"
+RETRY_AFTER_SECONDS = 30  # as a websocket refused for the connection caps
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "An illegal move, a bad request."},
     401: {"model": ErrorBody, "description": "No valid bearer token."},
     403: {"model": ErrorBody, "description": "Not a bot account (`not_a_bot`)."},
+    429: {
+        "model": ErrorBody,
+        "description": "The event stream: too many connections (`too_many_connections`).",
+    },
     409: {
         "model": ErrorBody,
         "description": "Refused by the game: `not_found`, `not_your_turn`, `game_over`, an "
@@ -38,9 +45,10 @@ class Ok(BaseModel):
 
 
 async def _bot_game(live: LivePlay, user: Caller, game_id: int) -> int:
-    """The game's ply now, for a bot: a bad id is 422 and no such game 404 whoever asks, and
-    anyone but a bot is then refused (403)."""
-    ply = await games.current_ply(live, game_id)
+    """The game's ply now, for a bot: a bad id is 422 and no such game 404 whoever asks (a
+    private game the caller does not play too, word for word), and anyone but a bot is then
+    refused (403)."""
+    ply = await games.current_ply(live, game_id, user.id)
     bots.check_bot(user.is_bot)
     return ply
 
@@ -69,11 +77,43 @@ async def upgrade(user: CurrentUser, session: SessionDep) -> Ok:
     responses=ERRORS | {200: {"content": {NDJSON: {}}, "description": "NDJSON lines."}},
     response_class=StreamingResponse,
 )
-async def stream_events(user: CallerDep, live: LiveDep) -> StreamingResponse:
+async def stream_events(
+    request: Request, user: CallerDep, live: LiveDep, gate: SocketCountsDep
+) -> StreamingResponse:
     """Your events, for any account: first your games in progress (`gameStart`) and the
     challenges waiting (`challenge`), then `gameStart`, `gameFinish`, `challenge`,
-    `challengeDeclined`, `challengeCanceled` as they happen."""
-    return _stream(streams.event_stream(live, user.player))
+    `challengeDeclined`, `challengeCanceled` as they happen. A stream is held open like a
+    websocket and counts in the same caps (per address, per user, per process): 429
+    `too_many_connections` beyond them."""
+    host = request.client.host if request.client is not None else ""
+    refused = gate.enter(host)
+    if refused is None:
+        refused = gate.enter_user(user.id)
+        if refused is not None:
+            gate.leave(host)
+    if refused is not None:
+        raise ServiceError(
+            "too_many_connections", refused, http_status=429, retry_after=RETRY_AFTER_SECONDS
+        )
+    held = True
+
+    def release() -> None:
+        nonlocal held
+        if held:
+            held = False
+            gate.leave_user(user.id)
+            gate.leave(host)
+
+    async def lines() -> AsyncIterator[dict[str, Any] | None]:
+        try:
+            async for line in streams.event_stream(live, user.player):
+                yield line
+        finally:
+            release()
+
+    response = _stream(lines())
+    response.background = BackgroundTask(release)  # if the stream never started
+    return response
 
 
 @router.get(

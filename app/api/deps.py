@@ -137,7 +137,8 @@ def get_move_rate(conn: HTTPConnection) -> MoveRate:
 
 
 class SocketCounts(Protocol):
-    """This process's websockets as `/healthz` reports them (the websocket face's gate)."""
+    """This process's long-lived connections (websockets and event streams) as `/healthz`
+    reports them, and their caps (the websocket face's gate, `app.realtime.limits`)."""
 
     @property
     def open(self) -> int: ...
@@ -147,6 +148,14 @@ class SocketCounts(Protocol):
 
     @property
     def open_files(self) -> int: ...
+
+    def enter(self, host: str) -> str | None: ...
+
+    def leave(self, host: str) -> None: ...
+
+    def enter_user(self, user_id: int) -> str | None: ...
+
+    def leave_user(self, user_id: int) -> None: ...
 
 
 def get_socket_counts(conn: HTTPConnection) -> SocketCounts:

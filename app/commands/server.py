@@ -20,6 +20,9 @@ T = TypeVar("T")
 ADMIN_PASSWORD_ENV = "CHECKERS_ADMIN_PASSWORD"
 USAGE_ERROR = 2
 EXIT_DATABASE = 3  # the database is unreachable, missing or not migrated (as `checkers import`)
+# Open files `checkers serve` keeps for what is not a client connection (the database pool,
+# Redis, logs) when it derives uvicorn's `limit_concurrency` from the open-file limit.
+HTTP_FILES_RESERVED = 100
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -84,6 +87,12 @@ def run_serve(args: argparse.Namespace) -> int:
             f"{head_revision()}: run `checkers migrate` first",
             EXIT_DATABASE,
         )
+    from app.realtime.limits import raise_open_file_limit
+    from app.serving import HeadDeadlineProtocol
+
+    concurrency = settings.http_limit_concurrency
+    if concurrency is None:
+        concurrency = max(1, raise_open_file_limit() - HTTP_FILES_RESERVED)
     uvicorn.run(
         "app.main:create_app",
         factory=True,
@@ -100,6 +109,11 @@ def run_serve(args: argparse.Namespace) -> int:
         # On SIGTERM uvicorn closes every websocket with 1012 and waits for their handlers to
         # end; past this, it cancels what is left, so a rolling restart never hangs.
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+        # Exposed without the proxy (docs/deploy.md): a deadline for each request's head (slow
+        # loris), idle connections closed, and 503 at once past the files the process has.
+        http=HeadDeadlineProtocol,
+        timeout_keep_alive=settings.http_keep_alive_seconds,
+        limit_concurrency=concurrency,
     )
     return 0
 

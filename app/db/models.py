@@ -43,6 +43,9 @@ class Base(DeclarativeBase):
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 # The largest id either holds: the faces refuse bigger ones, which no database can even look up.
 MAX_ID = 2**63 - 1
+# The largest number a table's event can have (`table_events.seq`, `tables.event_seq`: INTEGER,
+# 32 bits on PostgreSQL): a resume from beyond it is ahead of every log.
+MAX_EVENT_SEQ = 2**31 - 1
 
 
 class User(Base):

@@ -58,9 +58,13 @@ class Budget:
     def __init__(self, bucket: TokenBucket | None) -> None:
         self.bucket = bucket  # None: no budget (WS_MESSAGES_PER_SECOND_PER_IP=0)
 
+    def reserve(self, units: float) -> float:
+        """Take `units`; the seconds to wait first, while the address is over its budget."""
+        return self.bucket.reserve(units) if self.bucket is not None else 0.0
+
     async def spend(self, units: float) -> None:
         """Take `units`, first waiting while the address is over its budget."""
-        if self.bucket is not None and (wait := self.bucket.reserve(units)) > 0:
+        if (wait := self.reserve(units)) > 0:
             await asyncio.sleep(wait)
 
 

@@ -148,6 +148,9 @@ class Connection:
         # connection has neither, which keeps it small.
         self._queue: deque[str | _Suspended | _Close] | None = None
         self._writer: asyncio.Task[None] | None = None
+        # Set while the reader waits (for its address's budget): done when the server decides
+        # to close the connection, which ends the wait.
+        self._closing: asyncio.Future[None] | None = None
 
     @property
     def user_id(self) -> int | None:
@@ -181,6 +184,20 @@ class Connection:
         if self.state is ConnectionState.OPEN:
             self.state = ConnectionState.CLOSING
             self._enqueue(_Close(code, reason))
+            if self._closing is not None and not self._closing.done():
+                self._closing.set_result(None)
+
+    def closing_waiter(self) -> asyncio.Future[None]:
+        """A future done once the server decides to close this connection."""
+        self._closing = asyncio.get_running_loop().create_future()
+        if self.state is not ConnectionState.OPEN:
+            self._closing.set_result(None)
+        return self._closing
+
+    def closing_done(self, waiter: asyncio.Future[None]) -> None:
+        waiter.cancel()
+        if self._closing is waiter:
+            self._closing = None
 
     async def finish(self) -> None:
         """Stop the writer once the reader is done, letting a requested close go out first."""

@@ -14,6 +14,7 @@ import functools
 import gc
 import json
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -207,10 +208,18 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         # Where registered accounts play from (fair play: rated games between accounts that
         # shared an address are casual), noted off the connection's path.
         hub.live.spawn(_note_address(hub.live, user.id, host))
+    frames: Frames | None = None
+    gate = websocket.app.state.ws_gate
+    counted: int | None = None  # the user whose place this socket holds
     try:
         try:
+            if player is not None:
+                refused = gate.enter_user(player.id)
+                if refused is not None:
+                    raise TooManyConnections(refused)
+                counted = player.id
             playing = await hub.connect(conn)
-        except TooManyConnections as exc:  # WS_MAX_PER_USER
+        except TooManyConnections as exc:  # WS_MAX_PER_USER, event streams included
             conn.error("too_many_connections", str(exc))
             conn.close(CLOSE_TRY_AGAIN, str(exc))
             return
@@ -237,26 +246,20 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
                 },
             }
         )
+        frames = Frames(websocket, conn, settings.ws_max_message_bytes)
         # A connection being closed (flooding, not reading, kicked, banned) is not listened to.
-        while conn.state is ConnectionState.OPEN:
-            frame = await websocket.receive()
-            if frame["type"] == "websocket.disconnect":
-                # 1012: this server is restarting (uvicorn closes every socket so on SIGTERM);
-                # the client comes back through the balancer, most likely to another process.
-                conn.moving = frame.get("code") == CLOSE_SERVICE_RESTART
-                break
-            text = frame.get("text")
-            if text is None:
-                conn.close(CLOSE_UNSUPPORTED, "binary frames are not supported")
-                break
-            if len(text.encode()) > settings.ws_max_message_bytes:
-                conn.close(CLOSE_TOO_BIG, "message too big")
-                break
-            await _handle(hub, conn, text, budget)
+        while conn.state is ConnectionState.OPEN and not frames.gone:
+            text = await frames.next()
+            if text is not None:
+                await _handle(hub, conn, text, budget, frames)
     except Exception:  # a bug: the client learns it from the close code, not a dropped socket
         logger.exception("websocket connection failed")
         conn.close(CLOSE_SERVER_ERROR, "unexpected server error")
     finally:
+        if counted is not None:
+            gate.leave_user(counted)
+        if frames is not None:
+            frames.stop()
         websocket.app.state.budgets.leave(host)
         await hub.disconnect(conn)
 
@@ -279,25 +282,122 @@ def _ref_of(text: str) -> str | int | None:
     return ref if len(str(ref)) <= 40 else None
 
 
+def _admit(conn: Connection) -> bool:
+    """The socket's own message rate: a message past it is answered `rate_limited` and
+    dropped, and FLOOD_LIMIT dropped ones close the socket (1008)."""
+    if conn.messages.take():
+        return True
+    conn.dropped += 1
+    if conn.dropped >= FLOOD_LIMIT:
+        conn.close(CLOSE_POLICY, "too many messages")
+    else:
+        rate = conn.messages.rate
+        conn.error("rate_limited", f"at most {rate:g} messages per second")
+    return False
+
+
+class Frames:
+    """A socket's incoming frames, checked (text, size, the socket's own rate) as they are
+    read. While a message waits for its address's budget, the frames behind it go on being
+    read and checked, up to the socket's burst of them: so a socket that floods is closed, and
+    one the client closes is seen gone, at once, rather than when the wait is over (its place
+    in the connection caps is given back then, app.realtime.limits)."""
+
+    def __init__(self, websocket: WebSocket, conn: Connection, max_bytes: int) -> None:
+        self.websocket = websocket
+        self.conn = conn
+        self.max_bytes = max_bytes
+        self.gone = False  # the client closed the socket, or the server decided to
+        self.ahead: deque[str] = deque()  # read and admitted, not yet handled
+        self.reading: asyncio.Task[Any] | None = None
+
+    def _check(self, frame: Any) -> str | None:
+        """The frame's text if it is a message to handle; else None, with the socket marked
+        gone (a disconnect) or closed (a binary or oversized frame), or the message dropped."""
+        conn = self.conn
+        if frame["type"] == "websocket.disconnect":
+            # 1012: this server is restarting (uvicorn closes every socket so on SIGTERM);
+            # the client comes back through the balancer, most likely to another process.
+            conn.moving = frame.get("code") == CLOSE_SERVICE_RESTART
+            self.gone = True
+            return None
+        text = frame.get("text")
+        if text is None:
+            conn.close(CLOSE_UNSUPPORTED, "binary frames are not supported")
+            self.gone = True
+            return None
+        if len(text.encode()) > self.max_bytes:
+            conn.close(CLOSE_TOO_BIG, "message too big")
+            self.gone = True
+            return None
+        if not _admit(conn):
+            return None
+        return str(text)
+
+    async def _receive(self) -> Any:
+        if self.reading is not None:
+            reading, self.reading = self.reading, None
+            return await reading
+        return await self.websocket.receive()
+
+    async def next(self) -> str | None:
+        """The next message to handle (None: none, this time round)."""
+        if self.ahead:
+            return self.ahead.popleft()
+        return self._check(await self._receive())
+
+    async def wait(self, seconds: float) -> None:
+        """Wait `seconds` (the address's budget), reading ahead; end early if the socket is
+        gone or closing."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + seconds
+        closing = self.conn.closing_waiter()
+        try:
+            while not self.gone and self.conn.state is ConnectionState.OPEN:
+                left = until - loop.time()
+                if left <= 0:
+                    return
+                waits: set[asyncio.Future[Any]] = {closing}
+                if len(self.ahead) < self.conn.messages.burst:
+                    if self.reading is None:
+                        self.reading = asyncio.ensure_future(self.websocket.receive())
+                    waits.add(self.reading)
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                if self.reading is not None and self.reading.done():
+                    reading, self.reading = self.reading, None
+                    text = self._check(reading.result())
+                    if text is not None:
+                        self.ahead.append(text)
+        finally:
+            self.conn.closing_done(closing)
+
+    def stop(self) -> None:
+        if self.reading is not None:
+            self.reading.cancel()
+            self.reading = None
+
+
 async def _handle(
-    hub: Hub, conn: Connection, text: str, budget: budgets.Budget = budgets.UNLIMITED
+    hub: Hub,
+    conn: Connection,
+    text: str,
+    budget: budgets.Budget = budgets.UNLIMITED,
+    frames: Frames | None = None,
 ) -> None:
-    if not conn.messages.take():
-        conn.dropped += 1
-        if conn.dropped >= FLOOD_LIMIT:
-            conn.close(CLOSE_POLICY, "too many messages")
-        else:
-            rate = conn.messages.rate
-            conn.error("rate_limited", f"at most {rate:g} messages per second")
-        return
+    """Handle one message the socket's own rate admitted (`Frames`)."""
     try:
         message: p.Message | None = p.parse(text)
     except p.BadMessage as exc:
         message, problem = None, str(exc)
     # The address's budget (app.realtime.budgets): past it, wait before handling the message.
-    await budget.spend(budgets.cost(message))
-    if conn.state is not ConnectionState.OPEN:  # closed (kicked, banned) while it waited
-        return
+    wait = budget.reserve(budgets.cost(message))
+    if wait > 0:
+        if frames is not None:
+            await frames.wait(wait)
+        else:
+            await asyncio.sleep(wait)
+    if conn.state is not ConnectionState.OPEN or (frames is not None and frames.gone):
+        return  # closed (kicked, banned, flooding) or gone while it waited
     if message is None:
         WS_MESSAGES.labels("in", "invalid").inc()
         conn.error("bad_message", problem, _ref_of(text))

@@ -33,7 +33,6 @@ from app.realtime.connections import (
     Connection,
     ConnectionState,
 )
-from app.realtime.limits import OncePerInterval, TooManyConnections
 from app.realtime.lobby import LobbySnapshots
 from app.services import attendance, games, pairing, presence, sessions, tables
 from app.services.live import (
@@ -102,8 +101,6 @@ class Hub:
         self.tokens: dict[str, set[Connection]] = {}  # by the token's hash
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
-        self.max_per_user: int = live.settings.ws_max_per_user  # 0: no cap
-        self._log_refusal = OncePerInterval()
         # (user, table) whose attendance row this process holds open, and the locks that
         # serialise the notes of one user's watch of one table (see `attend`).
         self.attending: set[tuple[int, int]] = set()
@@ -199,8 +196,7 @@ class Hub:
 
     async def connect(self, conn: Connection) -> list[dict[str, int]]:
         """Serve a new connection; returns the user's games in progress (it is back in them).
-        Raises TooManyConnections, without serving it, if its user holds `max_per_user`."""
-        self._check_user_cap(conn)
+        (The connection caps, per user too, are the endpoint's: `app.realtime.limits`.)"""
         self.connections.add(conn)
         WS_CONNECTIONS.inc()
         if conn.token_hash is not None:
@@ -221,21 +217,6 @@ class Hub:
             if user is not None:
                 users.append(user)
         return users
-
-    def _check_user_cap(self, conn: Connection) -> None:
-        """Counted here, where a connection meets its user, whatever authenticated it."""
-        if conn.user is None or not self.max_per_user:
-            return
-        held = len(self.users.get(conn.user.id, ()))
-        if held < self.max_per_user:
-            return
-        if self._log_refusal(conn.user.id):
-            logger.warning(
-                "websocket refused: user %d holds %d sockets, the cap (WS_MAX_PER_USER)",
-                conn.user.id,
-                held,
-            )
-        raise TooManyConnections(self.max_per_user)
 
     async def disconnect(self, conn: Connection) -> None:
         await conn.finish()

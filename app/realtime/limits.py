@@ -95,16 +95,40 @@ class OncePerInterval:
 
 
 class ConnectionGate:
-    """Counts this process's websockets (from the handshake to the end) in all and per client
-    address, and refuses those over a cap."""
+    """Counts this process's long-lived connections, websockets (from the handshake to the
+    end) and the REST event streams (`GET /api/stream/event`), in all, per client address and
+    per user, and refuses those over a cap."""
 
-    def __init__(self, max_connections: int, max_per_ip: int, open_files: int) -> None:
+    def __init__(
+        self, max_connections: int, max_per_ip: int, open_files: int, max_per_user: int = 0
+    ) -> None:
         self.max_connections = max_connections
         self.max_per_ip = max_per_ip  # 0: no cap
+        self.max_per_user = max_per_user  # 0: no cap
         self.open_files = open_files
         self.open = 0
         self.per_ip: Counter[str] = Counter()
+        self.per_user: Counter[int] = Counter()
         self._log_refusal = OncePerInterval()
+
+    def enter_user(self, user_id: int) -> str | None:
+        """Count a connection of `user_id`, or return why it is refused (then not counted)."""
+        held = self.per_user[user_id]
+        if self.max_per_user and held >= self.max_per_user:
+            if self._log_refusal(("user", user_id)):
+                logger.warning(
+                    "websocket refused: user %d holds %d sockets, the cap (WS_MAX_PER_USER)",
+                    user_id,
+                    held,
+                )
+            return f"at most {self.max_per_user} connections per user"
+        self.per_user[user_id] += 1
+        return None
+
+    def leave_user(self, user_id: int) -> None:
+        self.per_user[user_id] -= 1
+        if self.per_user[user_id] <= 0:
+            del self.per_user[user_id]
 
     def enter(self, host: str) -> str | None:
         """Count a new socket from `host`, or return why it is refused (it is then not counted)."""
@@ -137,10 +161,7 @@ class ConnectionGate:
 
 
 class TooManyConnections(Exception):
-    """A user already holds `WS_MAX_PER_USER` sockets in this process."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"at most {limit} connections per user")
+    """A user already holds `WS_MAX_PER_USER` sockets and event streams in this process."""
 
 
 RETRY_AFTER_SECONDS = 30

@@ -15,6 +15,7 @@ import io
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TextIO, cast
 
 from app.rules.game import Game, Result
 from app.rules.moves import Move
@@ -51,7 +52,15 @@ _RESULT_ALIASES = {
 }
 STANDARD_TAGS = ("Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType", "FEN")
 
-_TAG = re.compile(r'\[\s*([A-Za-z0-9_]+)\s*"((?:[^"\\]|\\.)*)"\s*\]')
+# Possessive: a value is matched run by run, never character by character with a way back (a
+# 30 MB value once took 5 GB to match).
+_TAG = re.compile(r'\[\s*([A-Za-z0-9_]+)\s*"((?:[^"\\]++|\\.)*+)"\s*\]')
+# Bounds of what one record may hold: a longer tag value, comment or line, or more tags, makes
+# the record unreadable (with the reason), and the reader never holds more than a line.
+MAX_TAG_LENGTH = 1_000  # characters of a tag value
+MAX_TAGS = 100  # tags of one record
+MAX_COMMENT_LENGTH = 20_000  # characters of one comment, across lines
+MAX_LINE_LENGTH = 100_000  # characters of one line
 _TOKEN = re.compile(
     r"(?P<result>1-0|0-1|1/2-1/2|2-0|0-2|1-1|0-0|\*)(?![\w/-])"
     r"|(?P<number>\d+\s*\.(?:\s*\.\.)?)"
@@ -110,6 +119,7 @@ class _Reader:
     def __init__(self) -> None:
         self.game = PdnGame()
         self.in_comment = False
+        self.comment_length = 0  # characters of the open comment so far
         self.variation_depth = 0
         self.started = False
 
@@ -134,14 +144,35 @@ class _Reader:
             self.game.error = message
 
 
-def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
-    """Yield the records of a PDN text, game by game, from a stream of lines or a string."""
-    lines: Iterable[str] = io.StringIO(source, newline=None) if isinstance(source, str) else source
+def bounded_lines(stream: TextIO, limit: int = MAX_LINE_LENGTH) -> Iterator[str]:
+    """The lines of a text stream, a line longer than `limit` cut to `limit + 1` characters
+    (the rest read and dropped piece by piece): a file of one enormous line is never held."""
+    while line := stream.readline(limit + 1):
+        if len(line) > limit and not line.endswith("\n"):
+            while (rest := stream.readline(limit + 1)) and not rest.endswith("\n"):
+                pass
+        yield line
+
+
+def read_games(source: Iterable[str] | TextIO | str) -> Iterator[PdnGame]:
+    """Yield the records of a PDN text, game by game, from a stream of lines or a string.
+    A text stream (a file) is read a bounded line at a time (`bounded_lines`)."""
+    lines: Iterable[str]
+    if isinstance(source, str):
+        lines = bounded_lines(io.StringIO(source, newline=None))
+    elif isinstance(source, io.TextIOBase) or hasattr(source, "readline"):
+        lines = bounded_lines(cast(TextIO, source))
+    else:
+        lines = source
     reader = _Reader()
     number = 0
     for number, raw in enumerate(lines, 1):
         # A byte order mark starts the file, or each part of files joined with cat.
         line = raw.rstrip("\r\n").removeprefix("\ufeff")
+        if len(line) > MAX_LINE_LENGTH:
+            reader.start(number)
+            reader.fail(f"line {number} is longer than {MAX_LINE_LENGTH} characters")
+            continue
         if line.startswith("%") and not reader.in_comment:
             continue
         still_open = "}" not in line if reader.in_comment else reader.variation_depth > 0
@@ -159,6 +190,11 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
         while pos < end:
             if reader.in_comment:
                 close = line.find("}", pos)
+                reader.comment_length += (end + 1 if close < 0 else close) - pos
+                if reader.comment_length > MAX_COMMENT_LENGTH:
+                    reader.fail(
+                        f"line {number}: a comment longer than {MAX_COMMENT_LENGTH} characters"
+                    )
                 if close < 0:
                     break
                 reader.in_comment = False
@@ -169,6 +205,7 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
                 pos += 1
             elif char == "{":
                 reader.in_comment = True
+                reader.comment_length = 0
                 pos += 1
             elif char == ";":
                 break
@@ -195,8 +232,17 @@ def read_games(source: Iterable[str] | str) -> Iterator[PdnGame]:
                 if tag is None:
                     reader.fail(f"line {number}: malformed tag {_excerpt(line[pos:].strip())!r}")
                     break
-                reader.game.tags[tag.group(1)] = _ESCAPED.sub(r"\1", tag.group(2))
+                name, value = tag.group(1), _ESCAPED.sub(r"\1", tag.group(2))
                 pos = tag.end()
+                if len(value) > MAX_TAG_LENGTH:
+                    reader.fail(
+                        f"line {number}: tag {_excerpt(name)} is longer than "
+                        f"{MAX_TAG_LENGTH} characters"
+                    )
+                elif len(reader.game.tags) >= MAX_TAGS:
+                    reader.fail(f"line {number}: more than {MAX_TAGS} tags")
+                else:
+                    reader.game.tags[name] = value
             else:
                 token = _TOKEN.match(line, pos)
                 reader.start(number)

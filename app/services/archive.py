@@ -32,7 +32,7 @@ from app.db.models import MAX_ID, User
 from app.ratings import display, provisional
 from app.rules import Game as RulesGame
 from app.rules import Result, RulesError, get_variant
-from app.rules.pdn import write_game
+from app.rules.pdn import MAX_TAG_LENGTH, MAX_TAGS, write_game
 from app.services.accounts import find_user
 from app.services.errors import ServiceError
 from app.services.visibility import ANYONE, Viewer, may_see, visible_to
@@ -244,6 +244,17 @@ async def list_games(
     return GamePage(games, next_cursor, total, exact)
 
 
+def bounded_tags(tags: dict[str, Any]) -> dict[str, str]:
+    """A stored game's tags as shown: the import's bounds (`app.rules.pdn`) hold for games
+    imported before them too, so a tag never makes a response large (values cut with "…",
+    names too, at most MAX_TAGS of them)."""
+
+    def cut(text: str) -> str:
+        return text if len(text) <= MAX_TAG_LENGTH else text[: MAX_TAG_LENGTH - 1] + "…"
+
+    return {cut(str(k)): cut(str(v)) for k, v in list(tags.items())[:MAX_TAGS]}
+
+
 async def _records(
     session: AsyncSession, rows: Sequence[Row[Any]], with_times: bool = True
 ) -> list[GameRecord]:
@@ -255,7 +266,7 @@ async def _records(
         records.append(
             GameRecord(
                 **_summary(row[:-1]),
-                tags=row[-1] or {},
+                tags=bounded_tags(row[-1] or {}),
                 moves=texts,
                 clocks_ms=clocks,
                 played_at=times,

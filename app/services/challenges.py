@@ -13,15 +13,18 @@ both players hear `your_game`.
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import accounts as stored_accounts
 from app.db import challenges as stored
 from app.db.models import Challenge
 from app.rules import get_variant
-from app.services import ratings, tables
+from app.services import limits, ratings, tables
 from app.services.events import unix_ms
+from app.services.limits import Bucket
 from app.services.live import LivePlay, PlayerRef, PlayError
 from app.timeutil import as_datetime, as_unix
 
@@ -91,6 +94,7 @@ async def make(
             raise PlayError(
                 "rate_limited", f"at most {MAX_WAITING} of your challenges may wait at once"
             )
+        await _count(live, session, user.id, dest.id, as_datetime(now))
         row = await stored.create(
             session,
             challenger_id=user.id,
@@ -107,6 +111,30 @@ async def make(
         await session.commit()
     await live.notify(dest.id, {"type": "challenge", "challenge": made})
     return made
+
+
+async def _count(
+    live: LivePlay, session: AsyncSession, challenger_id: int, dest_id: int, now: datetime
+) -> None:
+    """Count the challenge against its recipient's and its pair's limits (in the transaction
+    that stores it), or refuse it: `rate_limited`, with Retry-After over REST (429)."""
+    settings = live.settings
+    window = settings.challenge_window_seconds
+    counted = [
+        (limits.key("challenged", str(dest_id)), Bucket(settings.challenges_per_recipient, window)),
+        (
+            limits.key("challenge-pair", f"{challenger_id}>{dest_id}"),
+            Bucket(settings.challenges_per_pair, window),
+        ),
+    ]
+    retry_after = await limits.take_all(session, counted, now)
+    if retry_after is not None:
+        raise PlayError(
+            "rate_limited",
+            f"this player has been challenged too often; try again in {retry_after} s",
+            http_status=429,
+            retry_after=retry_after,
+        )
 
 
 async def _waiting(live: LivePlay, challenge_id: int, user_id: int) -> tuple[Challenge, str, str]:

@@ -14,7 +14,7 @@ from app.db.table_log import StoredEvent
 from app.rules import Color, Outcome, Termination
 from app.services import events, games, presence
 from app.services.game_state import away_of, first_turn, offer_ply, standing_offer
-from app.services.live import LivePlay, PlayError
+from app.services.live import LivePlay, PlayError, no_game
 from app.status import GameStatus
 
 Decision = Callable[[AsyncSession, GameRow, Color], Awaitable[list[StoredEvent]]]
@@ -26,11 +26,13 @@ async def _decide(live: LivePlay, user_id: int, game_id: int, action: Decision) 
     async with live.game_lock(game_id), live.db.session() as session:
         row = await games.locked_row(session, game_id)
         if row is None or row.table_id is None:
-            raise PlayError("not_found", f"no game {game_id}")
+            raise no_game(game_id)
         if user_id == row.black_id:
             colour = Color.BLACK
         elif user_id == row.white_id:
             colour = Color.WHITE
+        elif row.is_private:  # its id is confirmed to nobody
+            raise no_game(game_id)
         else:
             raise PlayError("not_a_player", f"you do not play in game {game_id}")
         if row.status != GameStatus.PLAYING:

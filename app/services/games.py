@@ -42,6 +42,7 @@ from app.services.live import (
     PlayError,
     TableInfo,
     dumps,
+    no_game,
     read_table,
 )
 from app.status import GameStatus
@@ -84,6 +85,7 @@ async def _read(live: LivePlay, game_id: int) -> LiveGame | None:
         away=away_of(row),
         first_move_deadline=first_move_deadline(row),
         table=table,
+        private=row.is_private,
     )
 
 
@@ -105,7 +107,7 @@ async def _get(live: LivePlay, game_id: int) -> LiveGame:
         return cached
     loaded = await _read(live, game_id)
     if loaded is None:
-        raise PlayError("not_found", f"no game {game_id}")
+        raise no_game(game_id)
     if loaded.status == GameStatus.PLAYING:
         GAMES_LOADED.inc()
         _cache(live, loaded)
@@ -245,6 +247,7 @@ def _started(live: LivePlay, event: events.GameStarted) -> LiveGame | None:
         first_move_deadline=due / 1000 if due is not None else None,
         table=table,
         rated=bool(data.get("rated", False)),
+        private=table.private,
     )
 
 
@@ -394,7 +397,7 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
                     session, game_id, row.black_id, row.white_id
                 )
         if row is None:
-            raise PlayError("not_found", f"no game {game_id}")
+            raise no_game(game_id)
         lg = live.games.get(game_id)
         if lg is None or lg.game.ply != row.ply_count or row.status != GameStatus.PLAYING:
             if lg is not None:
@@ -413,6 +416,8 @@ async def snapshot(live: LivePlay, game_id: int) -> dict[str, Any]:
 def _player(lg: LiveGame, user_id: int) -> Color:
     colour = lg.colour_of(user_id)
     if colour is None:
+        if lg.private:  # its id is confirmed to nobody
+            raise no_game(lg.id)
         raise PlayError("not_a_player", f"you do not play in game {lg.id}")
     return colour
 
@@ -775,11 +780,11 @@ async def flag_due(live: LivePlay) -> int:
     return flagged
 
 
-async def current_ply(live: LivePlay, game_id: int) -> int:
+async def current_ply(live: LivePlay, game_id: int, user_id: int) -> int:
     """How many plies the game has, as stored: the ply a move made now answers (the bot API,
-    whose moves name no ply)."""
+    whose moves name no ply). A private game that `user_id` does not play is no game."""
     async with live.db.session() as session:
         row = await stored_games.get(session, game_id)
-    if row is None:
-        raise PlayError("not_found", f"no game {game_id}")
+    if row is None or (row.is_private and user_id not in (row.black_id, row.white_id)):
+        raise no_game(game_id)
     return row.ply_count

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.db import accounts, imports
 from app.rules import Color, Result, RulesError
-from app.rules.pdn import PdnError, PdnGame
+from app.rules.pdn import PdnError, PdnGame, bounded_lines
 from app.rules.record import replay_record
 from app.status import GameStatus
 from app.timeutil import as_utc, utcnow
@@ -170,7 +170,7 @@ class CountingReader:
         self.consumed = 0
 
     def __iter__(self) -> Iterator[str]:
-        for line in self._stream:
+        for line in bounded_lines(self._stream):  # a huge line is never held whole
             self.consumed += len(line)
             yield line
 

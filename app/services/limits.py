@@ -108,6 +108,29 @@ async def take(session: AsyncSession, kind: str, address: str, bucket: Bucket) -
     return None
 
 
+async def take_all(
+    session: AsyncSession, counted: list[tuple[str, Bucket]], now: datetime
+) -> int | None:
+    """Count one more hit on each (key, bucket) in the caller's transaction, which commits it
+    with the work it limits; or, when a bucket is full, change nothing and return the seconds
+    to wait (the caller rolls back). Keys come from `key(kind, *parts)`."""
+    counters = await stored.lock(session, [k for k, _ in counted], now)
+    levels = [(counters[k], bucket, bucket.level(counters[k], now)) for k, bucket in counted]
+    waits = [bucket.wait(level) for _, bucket, level in levels]
+    retry_after = max((wait for wait in waits if wait is not None), default=None)
+    if retry_after is not None:
+        return retry_after
+    for counter, bucket, level in levels:
+        counter.hits, counter.at = level + 1, now
+        await _store(session, counter, bucket.empty_at(level + 1, now))
+    return None
+
+
+def key(kind: str, *parts: str) -> str:
+    """A counter's key: its kind, then what it counts (an address, a name, user ids)."""
+    return _key(kind, *parts)
+
+
 async def give_back(session: AsyncSession, kind: str, address: str, bucket: Bucket) -> None:
     """Undo one `take` whose attempt came to nothing (a name found taken after all)."""
     now = utcnow()

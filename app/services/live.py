@@ -73,6 +73,18 @@ class PlayError(ServiceError):
         super().__init__(code, message, http_status=http_status, retry_after=retry_after)
 
 
+def no_game(game_id: int) -> PlayError:
+    """The refusal for a game that does not exist, and word for word the one for a private
+    game the asker does not play: its id is confirmed to nobody (as the archive's 404)."""
+    return PlayError("not_found", f"no game {game_id}")
+
+
+def no_table(table_id: int) -> PlayError:
+    """The refusal for a table that does not exist, and for a private one the asker may not
+    see (no seat, no invite)."""
+    return PlayError("not_found", f"no table {table_id}")
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerRef:
     """A player; at a table, with their rating in the table's variant and category (None: a
@@ -131,6 +143,8 @@ class LiveGame:
     table: TableInfo | None = None
     # It moves ratings (a rated table's game may be casual: `app.services.fair_play`).
     rated: bool = False
+    # Played at a private table: a stranger's action on it is answered as for no game.
+    private: bool = False
 
     def colour_of(self, user_id: int) -> Color | None:
         if user_id == self.black.id:

@@ -21,7 +21,14 @@ from app.broker import BrokerUnavailable, Subscription
 from app.db import table_log
 from app.db.table_log import StoredEvent
 from app.services import challenges, games, tables
-from app.services.live import LivePlay, PlayerRef, table_channel, user_channel
+from app.services.live import (
+    LivePlay,
+    PlayerRef,
+    PlayError,
+    no_game,
+    table_channel,
+    user_channel,
+)
 from app.status import GameStatus
 
 logger = logging.getLogger(__name__)
@@ -157,7 +164,12 @@ async def game_stream(
     """`gameFull`, then a `gameState` after every move, draw offer and the ending (the last
     line); None when idle. A game at a private table is for its players only."""
     found = await games.snapshot(live, game_id)
-    snap = await tables.snapshot(live, found["table"], user_id)
+    try:
+        snap = await tables.snapshot(live, found["table"], user_id)
+    except PlayError as exc:  # a private table: the game is not for this caller
+        if exc.code == "not_found":
+            raise no_game(game_id) from None
+        raise
     game = snap["game"] if snap["game"] is not None and snap["game"]["id"] == game_id else found
     yield _full(game, snap["table"])
     if game["status"] != GameStatus.PLAYING:

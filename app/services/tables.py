@@ -21,6 +21,7 @@ from app.db import presence as presence_db
 from app.db import rooms as stored_rooms
 from app.db import table_log
 from app.db import tables as stored_tables
+from app.db.models import MAX_EVENT_SEQ
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, RulesError, Variant, get_variant
 from app.services import absences, attendance, events, fair_play, games, ratings
@@ -32,6 +33,7 @@ from app.services.live import (
     PlayError,
     TableInfo,
     dumps,
+    no_table,
     read_listed,
     read_table,
 )
@@ -49,15 +51,23 @@ async def load_table(live: LivePlay, table_id: int) -> TableInfo:
     async with live.db.session() as session:
         table = await read_table(session, table_id)
     if table is None:
-        raise PlayError("not_found", f"no table {table_id}")
+        raise no_table(table_id)
     return table
 
 
 async def _locked(db: Executor, table_id: int) -> TableInfo:
     table = await read_table(db, table_id, lock=True)
     if table is None:
-        raise PlayError("not_found", f"no table {table_id}")
+        raise no_table(table_id)
     return table
+
+
+def _not_seated(table: TableInfo) -> PlayError:
+    """The refusal of a seated player's action to someone else: `not_a_player` at a public
+    table (listed in the lobby anyway), and as for no table at a private one."""
+    if table.private:
+        return no_table(table.id)
+    return PlayError("not_a_player", f"you do not sit at table {table.id}")
 
 
 def may_see(table: TableInfo, user_id: int | None, invite: str | None) -> bool:
@@ -78,7 +88,7 @@ async def snapshot(
         version = await table_log.head(session, table_id)
         table = await read_table(session, table_id)
         if table is None or not may_see(table, user_id, invite):
-            raise PlayError("not_found", f"no table {table_id}")
+            raise no_table(table_id)
         chat_lines = await _chat_history(session, table_id, user_id, version)
     game = None
     if table.game_id is not None:
@@ -104,7 +114,9 @@ async def missed(
     async with live.db.session() as session:
         table = await read_table(session, table_id)
         if table is None or not may_see(table, user_id, invite):
-            raise PlayError("not_found", f"no table {table_id}")
+            raise no_table(table_id)
+        if since > MAX_EVENT_SEQ:  # no log reaches it (nor can the column hold it)
+            return None
         stored = await table_log.since(session, table_id, since, SNAPSHOT_EVENTS + 1)
         head = await table_log.head(session, table_id)
     if since > head or len(stored) > SNAPSHOT_EVENTS:
@@ -375,6 +387,7 @@ async def _create_game(
         clock=clock,
         first_move_deadline=now + live.settings.first_move_seconds,
         rated=rated,
+        private=table.private,
     )
     table.owner, table.guest, table.rematch = black, white, frozenset()
     table.game_id, table.game_status = game_id, GameStatus.PLAYING
@@ -467,7 +480,7 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
     async with live.table_lock(table_id), live.db.engine.connect() as session:
         table = await _locked(session, table_id)
         if table.closed or not may_see(table, user.id, invite):
-            raise PlayError("not_found", f"no table {table_id}")
+            raise no_table(table_id)
         players = table.players
         if any(p.id == user.id for p in players):
             raise PlayError("seat_taken", "you already sit at this table")
@@ -491,7 +504,7 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
         table = await _locked(session, table_id)
         players = table.players
         if not table.seated(user.id):
-            raise PlayError("not_a_player", f"you do not sit at table {table_id}")
+            raise _not_seated(table)
         if table.status != TableState.FINISHED or len(players) != 2:
             raise PlayError("too_early", "a rematch needs a finished game and both players")
         asking = table.rematch | {user.id}
@@ -526,7 +539,7 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
     async with live.table_lock(table_id), live.db.engine.connect() as session:
         table = await _locked(session, table_id)
         if not table.seated(user.id):
-            raise PlayError("not_a_player", f"you do not sit at table {table_id}")
+            raise _not_seated(table)
         if table.status == TableState.PLAYING:
             raise PlayError("game_in_progress", "resign or abort the game before leaving")
         # The computer opponent does not stay alone at a table: it closes.
@@ -592,7 +605,7 @@ async def chat(
         if not watching and (table is None or not table.seated(user.id)):
             raise PlayError("not_found", f"watch table {table_id} to chat there")
         if table is None or table.closed:
-            raise PlayError("not_found", f"no table {table_id}")
+            raise no_table(table_id)
         stored = await live.record(
             session, table_id, [_chat_line(table, user, text)], live.clock.now()
         )

@@ -242,6 +242,8 @@ NESTED = '{"reason":' * 3000 + '"x"' + "}" * 3000
         ("POST", "/api/admin/users/{user}/kick", {"reason": "ok", "room": "1"}),
         ("POST", "/api/admin/users/{user}/kick", {"reason": True}),
         ("POST", "/api/auth/login", {"name": "root", "password": True}),
+        ("POST", "/api/ai/games", {"level": 1, "room": MAX_ID + 1}),
+        ("POST", "/api/ai/games", {"level": 1, "room": 2**70}),
     ],
 )
 async def test_malformed_bodies_are_refused_and_change_nothing(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -167,7 +168,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process = subprocess.Popen(
             [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
             cwd=tmp_path,
-            env=environment(url),
+            env=environment(url, HTTP_HEADER_TIMEOUT_SECONDS="1"),
             stdout=log_file,
             stderr=subprocess.STDOUT,
         )
@@ -205,3 +206,36 @@ def test_serve_turns_websocket_compression_off(server: str) -> None:
         assert ws.response is not None
         assert "Sec-WebSocket-Extensions" not in ws.response.headers
         assert json.loads(ws.recv(timeout=10))["type"] == "welcome"
+
+
+def closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes the connection within `seconds` (reading what it sends)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+    return True
+
+
+def test_serve_closes_a_connection_that_never_finishes_its_request_head(server: str) -> None:
+    """Exposed without the proxy, a crowd of half-sent requests (slow loris) must not hold the
+    process's files: `checkers serve` closes a connection whose request head is not complete
+    HTTP_HEADER_TIMEOUT_SECONDS (1 here) after it opened or after its previous response."""
+    port = int(server.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as slow:
+        slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        time.sleep(0.5)
+        slow.sendall(b"X-Slow: 1\r\n")  # trickling in does not extend the deadline
+        assert closed_within(slow, 3.0)
+    with socket.create_connection(("127.0.0.1", port)) as kept:
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        kept.settimeout(3)
+        assert kept.recv(4096).startswith(b"HTTP/1.1 200")
+        kept.sendall(b"GET /healthz HTTP/1.1\r\n")  # the next request, never finished
+        assert closed_within(kept, 3.0)
+    # A request sent at once is answered as ever.
+    assert httpx.get(f"{server}/healthz").status_code == 200

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from app.services import streams
+from tests.realtime.test_private_tables import start_private
 from tests.realtime.test_ratings import register
 from tests.support.server import Served
 from tests.support.ws import guest, guest_token
@@ -240,3 +241,36 @@ async def test_streams_follow_a_game_played_on_another_server(
                 assert (await next_event(alpha_game))["status"] == "resignation"
             finish = await next_event(beta_events)
             assert (finish["type"], finish["game"]["winner"]) == ("gameFinish", "white")
+
+
+BOT_CALLS = ["move/22-18", "resign", "abort", "draw/yes", "draw/no", "claim-victory"]
+
+
+async def test_a_private_game_is_answered_as_no_game_to_anyone_but_its_players(
+    server: Served,
+) -> None:
+    """The bot API confirms no private game's id: to a bot or any other account that does not
+    play it, every call and the game stream answer as for a game that does not exist."""
+    async with guest(server.url) as a, guest(server.url) as b:
+        match = await start_private(a, b)
+        game, missing = match.id, match.id + 1000
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            callers = [await bot(http, "snoopbot"), await register(server.url, "snooper")]
+            for token in callers:
+
+                async def shown(target: int, path: str, token: str = token) -> tuple[int, Any]:
+                    url = f"/api/bot/game/{path.format(target)}"
+                    if path.startswith("stream"):
+                        response = await http.get(url, headers=auth(token))
+                    else:
+                        response = await http.post(url, headers=auth(token))
+                    body = response.json()
+                    return response.status_code, json.loads(
+                        json.dumps(body).replace(str(target), "N")
+                    )
+
+                for path in ["stream/{}", *(f"{{}}/{call}" for call in BOT_CALLS)]:
+                    answer = await shown(game, path)
+                    assert answer == await shown(missing, path), path
+                    assert answer[0] == 404, (path, answer)
+        await match.play("11-15")  # untouched

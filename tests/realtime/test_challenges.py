@@ -11,9 +11,10 @@ import httpx
 import pytest
 
 from app.services import challenges
+from tests.conftest import make_settings
 from tests.realtime.test_ratings import member, register
-from tests.support.server import Served
-from tests.support.ws import connect, guest, guest_token
+from tests.support.server import Served, serve
+from tests.support.ws import Client, connect, guest, guest_token
 
 
 async def test_a_challenge_over_the_socket_is_told_everywhere_and_starts_a_game(
@@ -152,3 +153,51 @@ async def test_an_expired_challenge_cannot_be_accepted(
         assert sent["status"] == "expired"
         await b.send(type="challenge_accept", challenge=sent["id"])
         assert (await b.error())["code"] == "not_found"
+
+
+async def test_a_challenge_and_cancel_loop_is_limited_per_pair_and_per_recipient(
+    db_url: str,
+) -> None:
+    """A player cannot flood another with challenge notices by challenging and cancelling in a
+    loop (`CHALLENGES_PER_PAIR`), nor can several players together
+    (`CHALLENGES_PER_RECIPIENT`): the challenge past either is refused `rate_limited` (REST 429
+    with Retry-After) and its recipient hears nothing of it."""
+    settings = make_settings(database_url=db_url, challenges_per_pair=3, challenges_per_recipient=5)
+    async with serve(settings) as server, guest(server.url) as target:
+        name = target.welcome["user"]["name"]
+
+        async def loop(challenger: Client, times: int) -> list[str]:
+            """Challenge and cancel `times` times; the error codes of the refused ones."""
+            codes = []
+            for n in range(times):
+                await challenger.send(type="challenge", user=name, ref=n)
+                answer = await challenger.recv()
+                while answer["type"] not in ("challenge_sent", "error"):
+                    answer = await challenger.recv()
+                if answer["type"] == "error":
+                    codes.append(answer["code"])
+                    continue
+                await challenger.send(type="challenge_cancel", challenge=answer["challenge"]["id"])
+                await challenger.expect("challenge_canceled")
+            return codes
+
+        async with guest(server.url) as a, guest(server.url) as b, guest(server.url) as c:
+            assert await loop(a, 5) == ["rate_limited"] * 2  # 3 per pair
+            assert await loop(b, 1) == []
+            assert await loop(c, 2) == ["rate_limited"]  # 5 per recipient: a's 3, b's, c's
+            token = await guest_token(server.url)
+            async with httpx.AsyncClient(base_url=server.url) as http:
+                refused = await http.post(
+                    f"/api/challenge/{name}", headers={"Authorization": f"Bearer {token}"}
+                )
+            assert refused.status_code == 429, refused.text
+            assert refused.json()["error"] == "rate_limited"
+            assert int(refused.headers["Retry-After"]) > 0
+            # Others are challenged as before.
+            other = a.welcome["user"]["name"]
+            await b.send(type="challenge", user=other)
+            await b.expect("challenge_sent")
+        await target.send(type="ping", t=0)
+        await target.expect("pong")
+        told = [m for m in target.seen if m["type"] == "challenge"]
+        assert len(told) == 5

@@ -54,14 +54,14 @@ async def health(served: Served) -> dict[str, Any]:
         return body
 
 
-async def all_closed(served: Served) -> None:
+async def all_closed(served: Served, within: float = 10.0) -> None:
     """Wait until the server has seen every socket close (a client's close completes on its
     side a moment before the server's handler has run)."""
-    for _ in range(500):
+    for _ in range(int(within / 0.02)):
         if (await health(served))["websockets"]["open"] == 0:
             return
         await asyncio.sleep(0.02)
-    raise AssertionError("the server still counts sockets closed 10 s ago")
+    raise AssertionError(f"the server still counts sockets closed {within:g} s ago")
 
 
 def refusal_warnings(records: list[logging.LogRecord]) -> list[str]:
@@ -210,3 +210,44 @@ def test_the_derived_cap_leaves_room_for_other_files() -> None:
     assert limits.max_connections(None, 20_000) == 19_000
     assert limits.max_connections(5_000, 20_000) == 5_000
     assert limits.max_connections(20_000, 20_000) == 19_000  # cannot fit: lowered
+
+
+@asynccontextmanager
+async def event_stream(served: Served, token: str, source: str = "127.0.0.1") -> AsyncIterator[int]:
+    """`GET /api/stream/event` held open for the block (its first line read when it is
+    served); yields its status."""
+    transport = httpx.AsyncHTTPTransport(local_address=source)
+    async with (
+        httpx.AsyncClient(base_url=served.url, transport=transport, timeout=10) as http,
+        http.stream(
+            "GET", "/api/stream/event", headers={"Authorization": f"Bearer {token}"}
+        ) as response,
+    ):
+        if response.status_code != 200:
+            await response.aread()
+            assert response.json()["error"] == "too_many_connections", response.text
+            assert response.headers["Retry-After"].isdigit()
+        yield response.status_code
+
+
+async def test_event_streams_count_in_the_caps_per_user_and_per_address(server: Served) -> None:
+    """An event stream is a connection held open like a websocket: it counts in the same caps
+    (WS_MAX_PER_USER 2, WS_MAX_PER_IP 3 here), and is refused with 429 `too_many_connections`
+    beyond them; closing it frees its place."""
+    token = await guest_token(server.url)
+    async with event_stream(server, token) as first, event_stream(server, token) as second:
+        assert (first, second) == (200, 200)
+        async with event_stream(server, token) as third:
+            assert third == 429
+        with pytest.raises(ConnectionClosed) as closed:  # a socket of the same user, too
+            async with connect(server.url, token):
+                pass
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
+        # The address holds 2 of its 3 places: one more socket, then nothing.
+        async with connect(server.url, await guest_token(server.url)):
+            async with event_stream(server, await guest_token(server.url)) as over:
+                assert over == 429
+            assert (await refused(server)).status_code == 429
+    await all_closed(server)
+    async with event_stream(server, token) as again, connect(server.url, token):
+        assert again == 200

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 
 import pytest
 
 from app.config import Settings
 from tests.conftest import make_settings
-from tests.support.server import Served
+from tests.realtime.test_connection_caps import all_closed
+from tests.support.server import Served, serve
 from tests.support.ws import Client, connect, guest, start_game
 
 FLOODER, OTHER = "127.0.0.2", "127.0.0.3"
@@ -68,3 +70,33 @@ async def test_an_address_past_its_budget_is_slowed_and_another_is_not(server: S
             ]
             await client.send(type="ping", t=PINGS)
             await client.expect("pong", t=PINGS)
+
+
+@pytest.mark.parametrize("extra", [0, 250])
+async def test_a_flooding_address_gets_its_places_back_when_its_sockets_close(
+    db_url: str, extra: int
+) -> None:
+    """Sockets held back by their address's budget (each of their 40 lobby requests costs 30
+    units: minutes of waiting at 10 units a second) give their places back as they close, not
+    when the wait is over: closed by the client (extra=0) or by the server for flooding
+    (extra=250: 200 dropped messages close the socket with 1008)."""
+    settings = make_settings(
+        database_url=db_url, ws_messages_per_second_per_ip=RATE, ws_max_per_ip=2
+    )
+    async with serve(settings) as served:
+        for _ in range(2):
+            async with contextlib.AsyncExitStack() as stack:
+                flood = [
+                    await stack.enter_async_context(connect(served.url, source=FLOODER))
+                    for _ in range(2)
+                ]
+                for client in flood:
+                    frames = [json.dumps({"type": "subscribe_lobby"})] * (40 + extra)
+                    await client.ws.send(frames[0])
+                    for frame in frames[1:]:
+                        await client.ws.send(frame)
+                await asyncio.sleep(0.5)
+            # Closed (or being closed): the address connects again within moments.
+            await all_closed(served, within=5.0)
+            async with connect(served.url, source=FLOODER) as again:
+                await again.send(type="ping", t=1)

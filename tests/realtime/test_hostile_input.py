@@ -246,6 +246,25 @@ async def test_ill_typed_ids_and_plies_never_act(server: Served, log: list[LogRe
     assert failures(log) == []
 
 
+@pytest.mark.parametrize("since", [2**31 - 1, 2**31, 2**53, MAX_ID, 2**70])
+async def test_a_resume_from_beyond_any_event_number_gets_the_snapshot(
+    server: Served, log: list[LogRecord], since: int
+) -> None:
+    """Event numbers are 32-bit in storage, while JSON and the protocol allow any integer: a
+    `since` no table can reach is ahead of the log (a snapshot), never a server error."""
+    async with guest(server.url) as a, guest(server.url) as b, connect(server.url) as spectator:
+        match = await start_game(a, b)
+        table = match.table["id"]
+        replies = await answers(
+            spectator, json.dumps({"type": "watch", "table": table, "since": since, "epoch": "log"})
+        )
+        assert [r["type"] for r in replies] == ["table"], replies
+        assert replies[0]["v"] < 2**31
+        await match.play("11-15")
+        assert (await spectator.expect("move"))["ply"] == 1
+    assert failures(log) == []
+
+
 FEN_30_PIECES = "W:W" + ",".join(map(str, range(1, 16))) + ":B" + ",".join(map(str, range(18, 33)))
 
 

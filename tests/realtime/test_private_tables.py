@@ -14,7 +14,7 @@ import pytest
 
 from app.realtime.hub import Hub
 from tests.support.server import Served
-from tests.support.ws import Client, Match, connect, guest, guest_token
+from tests.support.ws import Client, Match, connect, guest, guest_token, start_game
 
 
 @dataclass
@@ -267,3 +267,45 @@ async def test_a_game_played_at_a_private_table_is_left_out_of_the_public_archiv
         export = await http.get("/api/games/export", headers={"Accept": "application/x-ndjson"})
         assert export.status_code == 200 and str(game_id) not in export.text
         assert (await http.get(f"/api/games/{game_id}")).status_code == 404
+
+
+GAME_ACTIONS = ["move", "resign", "draw_offer", "draw_accept", "draw_decline", "abort", "claim_win"]
+TABLE_ACTIONS = ["leave", "rematch"]
+
+
+def action(kind: str, target: int) -> dict[str, Any]:
+    if kind in TABLE_ACTIONS:
+        return {"type": kind, "table": target}
+    extra = {"move": "22-18", "ply": 1} if kind == "move" else {}
+    return {"type": kind, "game": target, **extra}
+
+
+def answer(answers: list[dict[str, Any]], target: int) -> tuple[str, str]:
+    """The one error among `answers`, its message with the id written as N."""
+    assert len(answers) == 1 and answers[0]["type"] == "error", answers
+    return answers[0]["code"], answers[0]["message"].replace(str(target), "N")
+
+
+@pytest.mark.parametrize("kind", GAME_ACTIONS + TABLE_ACTIONS)
+async def test_a_stranger_s_action_on_a_private_game_is_answered_as_for_none(
+    server: Served, private: PrivateGame, kind: str
+) -> None:
+    """Nobody confirms a private game's or table's id by acting on it: a stranger (or an
+    invited spectator, who holds no seat) gets the answer, word for word, of an id that does
+    not exist. A public game one does not play may say so (`not_a_player`): it is listed."""
+    own = private.table if kind in TABLE_ACTIONS else private.match.id
+    missing = own + 1000
+    async with guest(server.url) as stranger, guest(server.url) as c, guest(server.url) as d:
+        shown = answer(await replies(stranger, **action(kind, own)), own)
+        assert shown == answer(await replies(stranger, **action(kind, missing)), missing)
+        assert shown[0] == "not_found"
+        await stranger.send(type="watch", table=private.table, invite=private.invite)
+        await stranger.expect("table")
+        assert answer(await replies(stranger, **action(kind, own)), own) == shown
+        public = await start_game(c, d)
+        target = public.table["id"] if kind in TABLE_ACTIONS else public.id
+        assert answer(await replies(stranger, **action(kind, target)), target)[0] == (
+            "not_a_player"
+        )
+    # The game went on untouched.
+    await private.match.play("22-18")

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import io
 import random
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from draughts.PDN import PDNReader
 
 from app.rules import Game, get_variant
-from app.rules.pdn import UnsupportedGameTypeError, read_games, write_game
+from app.rules.pdn import (
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    UnsupportedGameTypeError,
+    read_games,
+    write_game,
+)
 
 DATA = Path(__file__).parent.parent / "data"
 ENGLISH_FILES = sorted(p for p in DATA.glob("*.pdn") if p.name != "DUTCH96H.pdn")
@@ -195,3 +202,43 @@ def test_a_remark_glued_to_a_move_is_read_as_a_comment_with_a_warning() -> None:
     assert record.moves == ["11-15", "23-19", "8-11", "22-17"] and record.result == "0-1"
     (warning,) = record.warnings
     assert warning.startswith("line 3: ") and "'Redoversteppedthetimecontrol.'" in warning
+
+
+GOOD = '[Event "good {n}"]\n[Black "Ann"]\n[White "Bob"]\n1. 11-15 22-18 *\n\n'
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '[Event "' + "x" * 1_000_000 + '"]\n1. 11-15 *\n\n',  # one huge tag
+        '[Event "' + "x" * (MAX_TAG_LENGTH + 1) + '"]\n1. 11-15 *\n\n',  # just too long
+        '[Event "huge line"]\n1. 11-15 {' + "y" * 1_000_000 + "} 22-18 *\n\n",
+        '[Event "long comment"]\n1. 11-15 {'
+        + "z" * 1000
+        + "\n" * 0
+        + ("w" * 99 + "\n") * 300
+        + "} 22-18 *\n\n",
+        "".join(f'[T{n} "v"]\n' for n in range(MAX_TAGS + 1)) + "1. 11-15 *\n\n",
+    ],
+    ids=["huge tag", "long tag", "huge line", "long comment", "many tags"],
+)
+def test_an_oversized_tag_or_comment_spoils_its_record_in_bounded_memory(bad: str) -> None:
+    """A tag value, a comment, a line or a record's tags beyond the reader's bounds make that
+    record unreadable with a clear reason, and the reader's memory stays small however big the
+    value (a 30 MB tag once took 5 GB matching it)."""
+    stream = io.StringIO(GOOD.format(n=1) + bad + GOOD.format(n=2))
+    tracemalloc.start()
+    try:
+        records = list(read_games(stream))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4_000_000, peak  # a line of MAX_LINE_LENGTH at most, and the records
+    assert [r.tags.get("Event", "")[:20] for r in records][::2] == ["good 1", "good 2"]
+    assert len(records) == 3 and records[0].error is None and records[2].error is None
+    assert (
+        records[1].error is not None
+        and "longer than" in records[1].error
+        or (records[1].error is not None and "tags" in records[1].error)
+    ), records[1].error
+    assert max(len(v) for r in records for v in r.tags.values()) <= MAX_TAG_LENGTH

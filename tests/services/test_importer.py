@@ -8,8 +8,9 @@ from pathlib import Path
 
 import httpx
 
-from app.rules.pdn import PdnGame, read_games
-from app.services.importer import check_game
+from app.db.engine import Database
+from app.rules.pdn import MAX_TAG_LENGTH, PdnGame, read_games
+from app.services.importer import Importer, check_game
 
 ROOT = Path(__file__).resolve().parents[2]
 # The English collections of tests/data (DUTCH96H.pdn is international draughts).
@@ -247,3 +248,40 @@ async def test_import_reports_warnings_and_stores_the_records(
     assert shown["moves"][-1]["fen_after"] is not None
     (short,) = [g for g in games if g["tags"]["Event"].startswith("Short capture")]
     assert short["moves"][0]["move"] == "10x17x26"
+
+
+async def test_an_oversized_tag_is_refused_at_import_and_cut_in_responses(
+    db_url: str, client: httpx.AsyncClient, tmp_path: Path
+) -> None:
+    """A record with a huge tag (once 30 MB, taking 5 GB to read and served whole as JSON) is
+    rejected with a clear reason while the rest of the file is stored; a game that holds a
+    long tag already (imported before the bound) is shown with it cut."""
+    path = tmp_path / "huge.pdn"
+    huge = "x" * 2_000_000
+    path.write_text(
+        f'[Event "{huge}"]\n[Black "Ann"]\n1. 11-15 *\n\n'
+        '[Event "fine"]\n[Black "Ann"]\n[White "Bob"]\n1. 11-15 22-18 *\n\n'
+    )
+    status, output = await checkers_import(db_url, path)
+    assert status == 1, output
+    assert "imported 1, already present 0, rejected 1" in output
+    (rejected,) = [line for line in output.splitlines() if line.startswith("rejected ")]
+    assert "line 1 is longer than 100000 characters" in rejected
+    assert len(output) < 10_000
+    # A game stored with a long tag before the bound existed.
+    database = Database(db_url)
+    try:
+        importer = Importer(database.sessionmaker)
+        record = next(read_games('[Event "old"]\n[Black "Ann"]\n[White "Cy"]\n1. 9-13 *\n'))
+        checked = check_game(record)
+        checked.tags = {"Event": "old", "Annotator": "y" * 100_000}
+        await importer._store([checked])
+    finally:
+        await database.dispose()
+    page = (await client.get("/api/players/Cy/games")).json()
+    (game,) = page["data"]
+    shown = await client.get(f"/api/games/{game['id']}")
+    assert len(shown.content) < 20_000
+    assert len(shown.json()["tags"]["Annotator"]) == MAX_TAG_LENGTH
+    pdn = await client.get(f"/api/games/{game['id']}.pdn")
+    assert pdn.status_code == 200 and len(pdn.content) < 5_000
