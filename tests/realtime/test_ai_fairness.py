@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 
 from app.config import Settings
+from app.db import games as stored_games
 from app.engine import Limits
 from tests.realtime.test_ai_play import start_ai_game
 from tests.support.server import Served, serve
@@ -120,6 +121,26 @@ async def test_an_address_plays_at_most_ai_games_per_address_at_once(server: Ser
         assert refused["code"] == "too_many_ai_games" and "address" in refused["message"]
         async with guest(server.url, source="127.0.0.4") as elsewhere:
             await start_ai_game(elsewhere, level=1, colour="black")
+
+
+async def test_an_address_is_kept_only_while_its_game_is_in_progress(server: Served) -> None:
+    """The address that started a game against the computer is stored to be counted, and
+    cleared by a later start once that game has ended."""
+    live = server.app.state.live
+
+    async def address_of(game_id: int) -> str | None:
+        async with live.db.session() as session:
+            row = await stored_games.get(session, game_id)
+            assert row is not None
+            return row.ai_address
+
+    async with guest(server.url, source="127.0.0.5") as human:
+        first = (await start_ai_game(human, level=1, colour="black"))["game"]["id"]
+        assert await address_of(first) == "127.0.0.5"
+        await resign(human, first)
+        second = (await start_ai_game(human, level=1, colour="black"))["game"]["id"]
+        assert await address_of(first) is None
+        assert await address_of(second) == "127.0.0.5"
 
 
 async def test_a_rematch_against_the_computer_counts_as_a_new_game(server: Served) -> None:
