@@ -272,7 +272,8 @@ async def bench(args: argparse.Namespace) -> None:
     )
     console.print(f"load average after (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     console.print(f"AI_WORKERS={args.ai_workers}; measured over {elapsed:.0f} s")
-    console.print(f"goal p99 <= 500 ms: {'met' if p99 <= 500 else 'NOT met'}")
+    if args.level == 1:  # the goal is the weakest level's; the strong ones wait their turn
+        console.print(f"goal p99 <= 500 ms: {'met' if p99 <= 500 else 'NOT met'}")
 
 
 def main() -> None:
