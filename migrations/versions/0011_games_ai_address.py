@@ -5,7 +5,7 @@ index holds only the few games that have one.
 
 Revision ID: 0011
 Revises: 0010
-Create Date: 2026-12-12
+Create Date: 2026-12-05
 """
 
 from collections.abc import Sequence
