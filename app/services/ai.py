@@ -3,7 +3,7 @@
 The AI is one user per level ("AI level 1" … "AI level 8", kind `ai`: no password, they cannot
 log in). Its moves go through `games.play_move` like anyone's; its draw answers and resignations
 through `decisions`. Its searches (`app.engine.search`) never run in the event loop: those of
-the weak levels, capped at a few hundred nodes (`QUICK_NODES`, a few milliseconds), in a thread
+the weak levels, capped at 1,200 nodes or fewer (`QUICK_NODES`, a few milliseconds), in a thread
 of this process, so they never wait behind the strong levels' long searches; the others in a
 bounded process pool (`AI_WORKERS` processes per server process). A game has at most one search
 at a time, and searches beyond the pool's size wait their turn in a `FairQueue`, taken in turn
