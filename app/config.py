@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     # otherwise the first game against the computer starts them, and its first move waits the
     # second or so that takes.
     ai_workers_at_start: bool = False
+    # Games against the computer in progress at once, per user and per client address (across
+    # processes; `too_many_ai_games` beyond), so that one address cannot keep every worker busy.
+    ai_games_per_user: PositiveInt = 2
+    ai_games_per_address: PositiveInt = 4
 
     # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
     # login_max_failures, in login_window_seconds, above).

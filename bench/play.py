@@ -441,6 +441,7 @@ async def servers(
         "WS_MESSAGES_PER_SECOND": "1000",
         # Every bot comes from this host.
         "GUESTS_PER_ADDRESS": "1000000",
+        "AI_GAMES_PER_ADDRESS": "1000000",  # bench/ai_live.py's players of the computer
     }
     env.pop("REDIS_URL", None)
     if args.processes > 1:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.api.auth import client_address
 from app.api.deps import CurrentUser, LiveDep, SessionDep
+from app.api.errors import ErrorBody
 from app.db.models import MAX_ID
 from app.services import ai
 from app.services.clocks import Clock
@@ -31,12 +33,24 @@ class AIGameCreate(BaseModel):
     start_fen: Annotated[str, Field(max_length=200)] | None = None
 
 
-@router.post("/games", status_code=201)
+REFUSED: dict[int | str, dict[str, Any]] = {
+    409: {
+        "model": ErrorBody,
+        "description": "`too_many_ai_games`: AI_GAMES_PER_USER games of yours, or "
+        "AI_GAMES_PER_ADDRESS from your address, are in progress against the computer; "
+        "`too_many_tables`: you host TABLES_PER_USER open tables; `room_closed`.",
+    }
+}
+
+
+@router.post("/games", status_code=201, responses=REFUSED)
 async def create_ai_game(
-    body: AIGameCreate, user: CurrentUser, session: SessionDep, live: LiveDep
+    body: AIGameCreate, request: Request, user: CurrentUser, session: SessionDep, live: LiveDep
 ) -> dict[str, Any]:
     """Open a table against the computer and start its game at once; returns the table (its
-    `game` is the new game's id). Play it over /ws (`watch` the table, then `move`)."""
+    `game` is the new game's id). Play it over /ws (`watch` the table, then `move`). 409
+    `too_many_ai_games` beyond AI_GAMES_PER_USER games of yours, or AI_GAMES_PER_ADDRESS from
+    your address, in progress against the computer."""
     # The request's session ends here (noting the user seen): the game is started in a
     # transaction of its own, which on SQLite must not wait for this one.
     await session.commit()
@@ -49,4 +63,5 @@ async def create_ai_game(
         clock=body.clock.model_dump() if body.clock is not None else None,
         room=body.room,
         start_fen=body.start_fen,
+        address=client_address(request),
     )

@@ -185,6 +185,9 @@ class Game(Base):
     white_away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # A game against the computer: the server process (heartbeat instance) playing its moves.
     ai_driver: Mapped[str | None] = mapped_column(String(32))
+    # A game against the computer in progress: the client address that started it, counted by
+    # AI_GAMES_PER_ADDRESS; cleared soon after the game ends (`app.db.ai.forget_addresses`).
+    ai_address: Mapped[str | None] = mapped_column(String(64))
 
     __table_args__ = (
         # (…, is_private, started_at, id) serve the archive's keyset pages without a sort step,
@@ -213,6 +216,13 @@ class Game(Base):
             "black_id",
         ),
         Index("ix_games_status", "status"),
+        # Only the few games that hold an address (games against the computer, until cleared).
+        Index(
+            "ix_games_ai_address",
+            "ai_address",
+            postgresql_where=text("ai_address IS NOT NULL"),
+            sqlite_where=text("ai_address IS NOT NULL"),
+        ),
         # A search by variant and result (the most common) walks its own range in start order.
         Index("ix_games_variant_result", "variant", "result", "is_private", "started_at", "id"),
         Index("ix_games_started", "is_private", "started_at", "id"),

@@ -156,6 +156,12 @@ class Connection:
     def user_id(self) -> int | None:
         return self.user.id if self.user is not None else None
 
+    @property
+    def address(self) -> str:
+        """The client's address (X-Forwarded-For's from a trusted proxy, as uvicorn gives it)."""
+        client = self.websocket.client
+        return client.host if client is not None else "unknown"
+
     def send_text(self, text: str) -> None:
         """Send a frame, or queue it behind those still waiting for the socket; a client that
         lets SEND_QUEUE_FRAMES pile up is closed."""

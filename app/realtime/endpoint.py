@@ -460,6 +460,7 @@ async def _play_ai(hub: Hub, conn: Connection, m: p.PlayAI) -> None:
         clock=m.clock.model_dump() if m.clock is not None else None,
         room=m.room,
         start_fen=m.start_fen,
+        address=conn.address,
     )
     await hub.watch(conn, table["id"])
 
@@ -484,7 +485,7 @@ async def _unwatch(hub: Hub, conn: Connection, m: p.Unwatch) -> None:
 
 
 async def _rematch(hub: Hub, conn: Connection, m: p.Rematch) -> None:
-    await tables.rematch(hub.live, _user(conn), m.table)
+    await tables.rematch(hub.live, _user(conn), m.table, conn.address)
 
 
 async def _chat(hub: Hub, conn: Connection, m: p.Chat) -> None:

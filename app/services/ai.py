@@ -2,9 +2,14 @@
 
 The AI is one user per level ("AI level 1" … "AI level 8", kind `ai`: no password, they cannot
 log in). Its moves go through `games.play_move` like anyone's; its draw answers and resignations
-through `decisions`. Its searches (`app.engine.search`) run in a bounded process pool
-(`AI_WORKERS` processes per server process), never in the event loop; a game has at most one
-search at a time, and searches beyond the pool's size wait their turn.
+through `decisions`. Its searches (`app.engine.search`) never run in the event loop: those of
+the weak levels, capped at 1,200 nodes or fewer (`QUICK_NODES`, a few milliseconds), in a thread
+of this process, so they never wait behind the strong levels' long searches; the others in a
+bounded process pool (`AI_WORKERS` processes per server process). A game has at most one search
+at a time, and searches beyond the pool's size wait their turn in a `FairQueue`, taken in turn
+per player, so one player's many games cannot starve the others'. A user may play at most
+AI_GAMES_PER_USER games against the AI at once, an address AI_GAMES_PER_ADDRESS
+(`tables.open_ai_table`).
 
 Which process plays: each game against the AI names its driver (`games.ai_driver`, a heartbeat
 instance): the process that started it. Every `sweep_seconds` each process takes over, with a
@@ -37,7 +42,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from typing import Any
@@ -47,6 +52,7 @@ from app.db.table_log import StoredEvent
 from app.engine import Limits, SearchResult, level_limits, search
 from app.rules import Color, Game
 from app.services import decisions, games, heartbeat, tables
+from app.services.ai_queue import FairQueue
 from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
 from app.status import GameStatus
 
@@ -62,6 +68,9 @@ RESIGN_AFTER = 3
 CLOCK_SHARE = 20  # at most 1/20 of the time left on a move
 MIN_MOVETIME_MS = 10
 HISTORY_PLIES = 60  # earlier positions given to the search (repetitions)
+# Searches capped at this many nodes (levels 1-4: 50, 120, 400 and 1,200; a few milliseconds)
+# run in a thread of the server process: they need no search process, nor to wait for one.
+QUICK_NODES = 1_200
 
 _MOVE_HEAD = '{"type":"move",'
 _OFFER_HEAD = '{"type":"draw_offered",'
@@ -88,14 +97,25 @@ async def start_game(
     clock: dict[str, int] | None,
     room: str | int | None = None,
     start_fen: str | None = None,
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Open a table against the AI at `level` and start the game (casual, never rated);
-    returns the table as its players see it."""
+    returns the table as its players see it. Refused (`too_many_ai_games`) beyond
+    AI_GAMES_PER_USER games of the user's, or AI_GAMES_PER_ADDRESS from `address` (the
+    client's), in progress."""
     if live.is_ai(user.id):
         raise PlayError("not_a_player", "the computer does not play itself")
     ai = ai_player(live, level)
     return await tables.open_ai_table(
-        live, user, ai, room, variant=variant, clock=clock, colour=colour, start_fen=start_fen
+        live,
+        user,
+        ai,
+        room,
+        variant=variant,
+        clock=clock,
+        colour=colour,
+        start_fen=start_fen,
+        address=address,
     )
 
 
@@ -158,6 +178,8 @@ class AIPlayers:
         self.at_start = at_start
         # Its search processes: started by the first search (or at start with `at_start`).
         self.pool: Executor | None = None
+        self.queue = FairQueue(workers)  # the searches waiting for one of those processes
+        self._quick: ThreadPoolExecutor | None = None  # the weak levels' searches
         self.driving: dict[int, int] = {}  # game → table, the games this process plays
         self._tables: dict[int, int] = {}  # table → game
         self._busy: set[int] = set()  # games with a turn in hand
@@ -204,6 +226,8 @@ class AIPlayers:
                 await task
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
+        if self._quick is not None:
+            self._quick.shutdown(wait=False, cancel_futures=True)
 
     # --- who plays which game -----------------------------------------------------------
 
@@ -328,9 +352,9 @@ class AIPlayers:
             self.driving.pop(game_id, None)
             return
         colour = Color.BLACK if live.is_ai(lg.black.id) else Color.WHITE
-        ai = lg.black if colour is Color.BLACK else lg.white
+        ai, human = (lg.black, lg.white) if colour is Color.BLACK else (lg.white, lg.black)
         level = live.ai_levels[ai.id]
-        if lg.draw_offer is colour.other and await self._answer_draw(lg, ai, colour):
+        if lg.draw_offer is colour.other and await self._answer_draw(lg, ai, colour, human.id):
             return  # accepted: the game is over
         if lg.game.position.turn is not colour or lg.game.outcome() is not None:
             return
@@ -338,7 +362,7 @@ class AIPlayers:
         if lg.clock is not None and lg.game.ply >= 2:
             left = lg.clock.left(colour, colour, self.live.clock.time())
         limits = replace(level_limits(level), movetime_ms=movetime_ms(level, left))
-        result = await self._search(lg, limits)
+        result = await self._search(lg, limits, human.id)
         if level >= RESIGN_FROM_LEVEL and self._hopeless(game_id, result.score):
             with contextlib.suppress(PlayError):
                 await decisions.resign(live, ai.id, game_id)
@@ -357,11 +381,11 @@ class AIPlayers:
         count = self.hopeless[game_id] = self.hopeless.get(game_id, 0) + 1
         return count >= RESIGN_AFTER
 
-    async def _answer_draw(self, lg: LiveGame, ai: PlayerRef, colour: Color) -> bool:
+    async def _answer_draw(self, lg: LiveGame, ai: PlayerRef, colour: Color, human: int) -> bool:
         """Accept or decline the standing offer (see `accepts_draw`); True if accepted."""
         accept = False
         if lg.game.ply >= DRAW_FROM_PLY:
-            result = await self._search(lg, Limits(movetime_ms=DRAW_SEARCH_MS))
+            result = await self._search(lg, Limits(movetime_ms=DRAW_SEARCH_MS), human)
             score: int | None = None
             if result.depth > 0:
                 score = result.score if lg.game.position.turn is colour else -result.score
@@ -372,13 +396,25 @@ class AIPlayers:
             return False
         return accept
 
-    async def _search(self, lg: LiveGame, limits: Limits) -> SearchResult:
-        """Search the game's position in the pool (waiting for a free worker)."""
+    async def _search(self, lg: LiveGame, limits: Limits, player: int) -> SearchResult:
+        """Search the game's position: a quick search in this process's thread at once, any
+        other in the pool when `player` (the human) has its turn for a free worker."""
         loop = asyncio.get_running_loop()
         args = (lg.game.fen(), lg.variant, limits, _history(lg))
-        try:
-            return await loop.run_in_executor(self._processes(), search, *args)
-        except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
-            logger.warning("the computer's search processes died; starting new ones")
-            self.pool = self._new_pool()
-            return await loop.run_in_executor(self.pool, search, *args)
+        if quick(limits):
+            if self._quick is None:
+                self._quick = ThreadPoolExecutor(1, thread_name_prefix="ai-quick")
+            return await loop.run_in_executor(self._quick, search, *args)
+        async with self.queue.slot(player):
+            try:
+                return await loop.run_in_executor(self._processes(), search, *args)
+            except BrokenProcessPool:  # a worker died (killed, out of memory): a new pool
+                logger.warning("the computer's search processes died; starting new ones")
+                self.pool = self._new_pool()
+                return await loop.run_in_executor(self.pool, search, *args)
+
+
+def quick(limits: Limits) -> bool:
+    """Whether a search is capped at `QUICK_NODES` (a weak level's), so short that it runs in
+    the server process rather than waiting for a search process."""
+    return limits.nodes is not None and limits.nodes <= QUICK_NODES

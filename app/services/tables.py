@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import ai as stored_ai
 from app.db import games as stored_games
 from app.db import presence as presence_db
 from app.db import rooms as stored_rooms
@@ -232,11 +233,12 @@ async def open_ai_table(
     clock: dict[str, int] | None,
     colour: str = "random",
     start_fen: str | None = None,
+    address: str | None = None,
 ) -> dict[str, Any]:
     """Open a table for a game against the computer (`ai`, one of its users) and start it at
     once: `user` sits as host with the colour chosen (or by lot), the AI takes the other seat.
     Never rated, never listed as waiting. `room_ref` None: the first open room of the
-    variant."""
+    variant. `address`: the client's, counted by AI_GAMES_PER_ADDRESS (None: not counted)."""
     if colour not in COLOURS:
         raise PlayError("bad_message", "colour must be black, white or random")
     rules_variant, start_fen = checked_start(variant, start_fen)
@@ -254,6 +256,7 @@ async def open_ai_table(
         most = live.settings.tables_per_user
         if await stored_tables.count_hosted(session, user.id) >= most:
             raise PlayError("too_many_tables", f"you already host {most} tables: close one first")
+        await _limit_ai_games(live, session, user, address)
         table, _ = await _store_table(
             session,
             room.id,
@@ -265,10 +268,37 @@ async def open_ai_table(
         )
         user_colour = colour if colour != "random" else random.choice(COLOURS[:2])
         black, white = (user, ai) if user_colour == "black" else (ai, user)
-        lg, stored = await _create_game(live, session, table, black, white)
+        lg, stored = await _create_game(live, session, table, black, white, ai_address=address)
         await session.commit()
     await started(live, table, lg, stored)
     return live.table_payload(table, with_invite=True)
+
+
+async def _limit_ai_games(
+    live: LivePlay, db: Executor, user: PlayerRef, address: str | None
+) -> None:
+    """Refuse a new game against the computer beyond AI_GAMES_PER_USER games of `user`'s or
+    AI_GAMES_PER_ADDRESS started from `address` in progress (`too_many_ai_games`), so that
+    one person cannot keep the computer's workers busy. The caller holds `user`'s row; the
+    address's lock makes its starts at once count each other."""
+    settings = live.settings
+    if address is not None:
+        await stored_ai.lock_address(db, address)
+        await stored_ai.forget_addresses(db)
+    playing = await stored_ai.playing_against(db, user.id, list(live.ai_levels))
+    if playing >= settings.ai_games_per_user:
+        raise PlayError(
+            "too_many_ai_games",
+            f"you already play {playing} games against the computer: finish one first",
+        )
+    if address is not None and await stored_ai.playing_from(db, address) >= (
+        most := settings.ai_games_per_address
+    ):
+        raise PlayError(
+            "too_many_ai_games",
+            f"{most} games against the computer are in progress from your address: "
+            "finish one first",
+        )
 
 
 async def _store_table(
@@ -324,10 +354,12 @@ async def _create_game(
     white: PlayerRef,
     *,
     rated_seats: bool = False,
+    ai_address: str | None = None,
 ) -> tuple[LiveGame, list[StoredEvent]]:
     """Store a new game at the (locked) table, Black and White now its two seats.
     `rated_seats`: both players come as the table was just read, with their ratings (a
-    rematch), so the seats need not be read again to show them."""
+    rematch), so the seats need not be read again to show them. `ai_address`: a game against
+    the computer started from that client address."""
     if table.closed:
         raise PlayError("not_found", f"table {table.id} is closed")
     if table.game_status == GameStatus.PLAYING:
@@ -362,6 +394,7 @@ async def _create_game(
         last_move_at=started,
         # A game against the computer: this process plays its moves (`app.services.ai`).
         ai_driver=live.instance if live.is_ai(black.id) or live.is_ai(white.id) else None,
+        ai_address=ai_address,
         # No clock runs before both sides' first moves: the first side's is due.
         deadline_at=as_datetime(now + live.settings.first_move_seconds),
     )
@@ -498,8 +531,12 @@ async def sit(live: LivePlay, user: PlayerRef, table_id: int, invite: str | None
     await started(live, table, lg, stored)
 
 
-async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
-    """Ask for a rematch; when both players have asked, a new game starts, colours swapped."""
+async def rematch(
+    live: LivePlay, user: PlayerRef, table_id: int, address: str | None = None
+) -> None:
+    """Ask for a rematch; when both players have asked, a new game starts, colours swapped.
+    Against the computer it starts at once, within the limits of a new game against it
+    (`address`: the client's, as for `open_ai_table`)."""
     async with live.table_lock(table_id), live.db.engine.connect() as session:
         table = await _locked(session, table_id)
         players = table.players
@@ -527,8 +564,18 @@ async def rematch(live: LivePlay, user: PlayerRef, table_id: int) -> None:
             await live.publish_lobby(table)
             return
         last_black, last_white = players
+        against_ai = any(live.is_ai(p.id) for p in players)
+        if against_ai:
+            await stored_tables.lock_host(session, user.id)
+            await _limit_ai_games(live, session, user, address)
         lg, stored = await _create_game(
-            live, session, table, last_white, last_black, rated_seats=True
+            live,
+            session,
+            table,
+            last_white,
+            last_black,
+            rated_seats=True,
+            ai_address=address if against_ai else None,
         )
         await session.commit()
     await started(live, table, lg, stored)

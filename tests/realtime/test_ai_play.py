@@ -70,20 +70,25 @@ async def test_a_game_against_the_computer_is_played_to_the_end(server: Served) 
     assert bad.status_code == 422
 
 
-async def test_the_search_processes_start_with_the_first_game_against_the_computer(
+async def test_the_search_processes_start_with_the_first_strong_game_against_the_computer(
     server: Served,
 ) -> None:
-    """A server whose players play each other never starts the computer's processes; the first
-    game against the computer does, and its first move comes from them."""
+    """A server whose players play each other never starts the computer's processes, nor do
+    the weak levels (their searches run in the server's thread); the first game at a strong
+    level does, and its first move comes from them."""
     computer = server.app.state.ai
     async with guest(server.url) as a, guest(server.url) as b:
         match = await start_game(a, b, clock=None)
         await match.play("11-15", "23-19")
     assert computer.pool is None
     async with guest(server.url) as human:
-        snapshot = await start_ai_game(human, level=1, variant="english", colour="white")
+        snapshot = await start_ai_game(human, level=4, variant="english", colour="white")
         moved = await human.expect("move", game=snapshot["game"]["id"])
-    assert moved["ply"] == 1 and moved["turn"] == "white"  # the computer, Black, moved
+        assert moved["ply"] == 1 and moved["turn"] == "white"  # the computer, Black, moved
+        assert computer.pool is None
+        snapshot = await start_ai_game(human, level=5, variant="english", colour="white")
+        moved = await human.expect("move", game=snapshot["game"]["id"])
+    assert moved["ply"] == 1 and moved["turn"] == "white"
     assert computer.pool is not None
 
 

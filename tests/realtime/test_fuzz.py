@@ -55,7 +55,7 @@ ERROR_CODES = {
     "bad_message", "unauthorized", "not_found", "not_a_player", "not_your_turn", "stale_ply",
     "invalid_move", "illegal_move", "capture_required", "ambiguous_move", "game_over",
     "invalid_fen", "seat_taken", "room_closed", "game_in_progress", "no_draw_offer",
-    "draw_offer_limit", "too_early", "rate_limited", "too_many_tables",
+    "draw_offer_limit", "too_early", "rate_limited", "too_many_tables", "too_many_ai_games",
 }  # fmt: skip
 # Accepted messages that need not answer: their effect is that something stops.
 SILENT = {"unwatch", "unsubscribe_lobby"}

@@ -3,8 +3,8 @@ between accounts that shared one recently are casual) and the moderators' queue 
 whose rating rose sharply against few opponents (`rating_reviews`). Tables that were private
 and rated become casual: a private table cannot be rated any more.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0012
+Revises: 0011
 Create Date: 2026-12-05
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0011"
-down_revision: str | None = "0010"
+revision: str = "0012"
+down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
