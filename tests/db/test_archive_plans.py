@@ -25,6 +25,7 @@ import pytest_asyncio
 from fastapi import FastAPI
 from sqlalchemy import event
 
+from app.db import archive as stored_archive
 from app.main import create_app
 from app.services import accounts
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
@@ -328,3 +329,17 @@ async def test_a_count_no_index_serves_is_the_estimate_and_says_so(
     assert page["count_exact"] is True
     assert page["count"] == sum(1 for g in range(10, GAMES + 1, 10) if g % 100 != 7)
     assert (await client.get("/api/games", params={"count": "false"})).json()["count_exact"] is None
+
+
+async def test_a_count_of_a_very_long_history_is_the_estimate_and_says_so(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past what an index range is counted in quickly (here lowered so the busy player's
+    20,000 games pass it; the server's limit is some 400,000), the count is the estimate."""
+    monkeypatch.setattr(stored_archive, "COUNT_INDEX_COST_LIMIT", 100.0)
+    page = (await client.get(f"/api/players/{BUSY}/games")).json()
+    exact = sum(1 for g in range(10, GAMES + 1, 10) if g % 100 != 7)
+    assert page["count_exact"] is False
+    assert abs(page["count"] - exact) < exact * 0.2
+    quiet = (await client.get(f"/api/players/player{FIRST_PLAYER + 77}/games")).json()
+    assert quiet["count_exact"] is True
