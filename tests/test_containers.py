@@ -78,7 +78,7 @@ def test_app_waits_for_healthy_dependencies(compose: dict[str, Any]) -> None:
         assert check["retries"] >= 3, name
     assert "pg_isready" in services["postgres"]["healthcheck"]["test"][1]
     assert services["redis"]["healthcheck"]["test"][1:] == ["redis-cli", "ping"]
-    assert "/healthz" in " ".join(services["app"]["healthcheck"]["test"])
+    assert "/readyz" in " ".join(services["app"]["healthcheck"]["test"])
 
 
 def test_app_environment_is_valid_production_settings(compose: dict[str, Any]) -> None:
@@ -141,7 +141,7 @@ def test_image_migrates_then_serves_on_all_interfaces(dockerfile: list[tuple[str
     assert "checkers migrate" in migrate
     assert shlex.split(serve)[:5] == ["exec", "checkers", "serve", "--host", "0.0.0.0"]
     assert ("EXPOSE", "8000") in dockerfile
-    assert any(i == "HEALTHCHECK" and "/healthz" in args for i, args in dockerfile)
+    assert any(i == "HEALTHCHECK" and "/readyz" in args for i, args in dockerfile)
 
 
 def test_image_gets_what_it_installs(dockerfile: list[tuple[str, str]]) -> None:

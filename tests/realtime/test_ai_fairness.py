@@ -169,8 +169,9 @@ async def test_a_weak_level_reply_does_not_wait_for_busy_search_processes(
             await start_ai_game(strong, level=8, colour="white")  # the computer moves first
             await pool.wait_for(1)
             snapshot = await start_ai_game(weak, level=1, colour="white")
-            moved = await weak.expect("move", game=snapshot["game"]["id"], ply=1)
-            assert moved["turn"] == "white"
+            if snapshot["game"]["ply"] == 0:  # else its reply is in the snapshot already
+                moved = await weak.expect("move", game=snapshot["game"]["id"], ply=1)
+                assert moved["turn"] == "white"
             assert len(pool.submitted) == 1  # the level-8 search alone, still held
             pool.run(0)
             await strong.expect("move", ply=1)

@@ -107,9 +107,15 @@ async def test_the_computer_plays_black_and_moves_first(server: Served) -> None:
         snapshot = await start_ai_game(human, level=2, variant="pool", colour="white")
         game = snapshot["game"]
         assert game["black"]["name"] == "AI level 2" and game["variant"] == "pool"
-        first = await human.expect("move", ply=1)
-        assert first["turn"] == "white"
-        assert first["move"] in Game(get_variant("pool")).legal_move_texts()
+        # A weak level answers within milliseconds: its move may be in the snapshot already.
+        if game["ply"] == 0:
+            first = await human.expect("move", ply=1)
+            assert first["turn"] == "white"
+            move = first["move"]
+        else:
+            assert game["turn"] == "white"
+            move = game["moves"][0]
+        assert move in Game(get_variant("pool")).legal_move_texts()
 
 
 async def test_the_computer_always_accepts_a_rematch(server: Served) -> None:
