@@ -20,6 +20,8 @@ from tests.support.proxy import haproxy_config, started
 from tests.support.server import ServerProcess
 from tests.support.ws import connect, guest_token, start_game
 
+pytestmark = pytest.mark.outage  # Redis stopped, real time
+
 OUTAGE_SECONDS = 10.0
 PROCESSES = 2
 
