@@ -352,10 +352,12 @@ async def check_database(served: Served) -> None:
             if shown["status"] == "playing":
                 assert shown["legal_moves"] == replay.legal_move_texts(), row.id
             else:  # ended since the read (a clock or the sweep, on a slow machine): stored so
+                # (finished, or aborted: a side that has not made its first move in time)
                 async with served.app.state.db.session() as session:
                     again = await session.get(GameRow, row.id)
                 assert again is not None, row.id
-                assert (again.status, again.ply_count) == ("finished", row.ply_count), shown
+                assert shown["status"] in ("finished", "aborted"), shown
+                assert (again.status, again.ply_count) == (shown["status"], row.ply_count), shown
                 assert (again.result, again.termination) == (
                     shown["result"],
                     shown["termination"],
