@@ -287,21 +287,28 @@ def _admit(conn: Connection) -> bool:
     dropped, and FLOOD_LIMIT dropped ones close the socket (1008)."""
     if conn.messages.take():
         return True
+    _drop(conn)
+    return False
+
+
+def _drop(conn: Connection) -> None:
+    """A message dropped for the socket's rate: `rate_limited`, and FLOOD_LIMIT of them close
+    the socket (1008)."""
     conn.dropped += 1
     if conn.dropped >= FLOOD_LIMIT:
         conn.close(CLOSE_POLICY, "too many messages")
     else:
         rate = conn.messages.rate
         conn.error("rate_limited", f"at most {rate:g} messages per second")
-    return False
 
 
 class Frames:
     """A socket's incoming frames, checked (text, size, the socket's own rate) as they are
     read. While a message waits for its address's budget, the frames behind it go on being
-    read and checked, up to the socket's burst of them: so a socket that floods is closed, and
-    one the client closes is seen gone, at once, rather than when the wait is over (its place
-    in the connection caps is given back then, app.realtime.limits)."""
+    read and checked, and up to the socket's burst of them kept (those beyond are dropped as
+    past its rate): so a socket that floods is closed, and one the client closes is seen gone,
+    at once, rather than when the wait is over (its place in the connection caps is given
+    back then, app.realtime.limits), however fast the server reads."""
 
     def __init__(self, websocket: WebSocket, conn: Connection, max_bytes: int) -> None:
         self.websocket = websocket
@@ -357,17 +364,19 @@ class Frames:
                 left = until - loop.time()
                 if left <= 0:
                     return
-                waits: set[asyncio.Future[Any]] = {closing}
-                if len(self.ahead) < self.conn.messages.burst:
-                    if self.reading is None:
-                        self.reading = asyncio.ensure_future(self.websocket.receive())
-                    waits.add(self.reading)
+                if self.reading is None:
+                    self.reading = asyncio.ensure_future(self.websocket.receive())
+                waits: set[asyncio.Future[Any]] = {closing, self.reading}
                 await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
                 if self.reading is not None and self.reading.done():
                     reading, self.reading = self.reading, None
                     text = self._check(reading.result())
-                    if text is not None:
+                    if text is None:
+                        continue
+                    if len(self.ahead) < self.conn.messages.burst:
                         self.ahead.append(text)
+                    else:  # more than a burst waiting behind the address's budget: flooding
+                        _drop(self.conn)
         finally:
             self.conn.closing_done(closing)
 
