@@ -24,6 +24,16 @@ async def start_ai_game(client: Client, **options: Any) -> dict[str, Any]:
     return snapshot
 
 
+async def first_move(client: Client, snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The game after the computer's first move (as Black): a weak level answers within
+    milliseconds, so its move may be in the snapshot already, else it comes as a `move`."""
+    game: dict[str, Any] = snapshot["game"]
+    if game["ply"] == 0:
+        moved = await client.expect("move", game=game["id"], ply=1)
+        return {"ply": moved["ply"], "turn": moved["turn"], "move": moved["move"]}
+    return {"ply": game["ply"], "turn": game["turn"], "move": game["moves"][0]}
+
+
 async def play_until_the_end(
     client: Client, game: dict[str, Any], colour: str, rng: random.Random
 ) -> dict[str, Any]:
@@ -83,11 +93,11 @@ async def test_the_search_processes_start_with_the_first_strong_game_against_the
     assert computer.pool is None
     async with guest(server.url) as human:
         snapshot = await start_ai_game(human, level=4, variant="english", colour="white")
-        moved = await human.expect("move", game=snapshot["game"]["id"])
+        moved = await first_move(human, snapshot)
         assert moved["ply"] == 1 and moved["turn"] == "white"  # the computer, Black, moved
         assert computer.pool is None
         snapshot = await start_ai_game(human, level=5, variant="english", colour="white")
-        moved = await human.expect("move", game=snapshot["game"]["id"])
+        moved = await first_move(human, snapshot)
     assert moved["ply"] == 1 and moved["turn"] == "white"
     assert computer.pool is not None
 
@@ -107,15 +117,9 @@ async def test_the_computer_plays_black_and_moves_first(server: Served) -> None:
         snapshot = await start_ai_game(human, level=2, variant="pool", colour="white")
         game = snapshot["game"]
         assert game["black"]["name"] == "AI level 2" and game["variant"] == "pool"
-        # A weak level answers within milliseconds: its move may be in the snapshot already.
-        if game["ply"] == 0:
-            first = await human.expect("move", ply=1)
-            assert first["turn"] == "white"
-            move = first["move"]
-        else:
-            assert game["turn"] == "white"
-            move = game["moves"][0]
-        assert move in Game(get_variant("pool")).legal_move_texts()
+        first = await first_move(human, snapshot)
+        assert first["turn"] == "white"
+        assert first["move"] in Game(get_variant("pool")).legal_move_texts()
 
 
 async def test_the_computer_always_accepts_a_rematch(server: Served) -> None:
