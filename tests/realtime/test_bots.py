@@ -19,9 +19,9 @@ import pytest
 
 from app.services import streams
 from tests.realtime.test_private_tables import start_private
-from tests.realtime.test_ratings import register
 from tests.support.server import Served
 from tests.support.ws import guest, guest_token
+from tests.support.ws import member_token as register
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "random_bot.py"

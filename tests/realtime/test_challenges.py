@@ -12,9 +12,10 @@ import pytest
 
 from app.services import challenges
 from tests.conftest import make_settings
-from tests.realtime.test_ratings import member, register
+from tests.realtime.test_ratings import member
 from tests.support.server import Served, serve
 from tests.support.ws import Client, connect, guest, guest_token
+from tests.support.ws import member_token as register
 
 
 async def test_a_challenge_over_the_socket_is_told_everywhere_and_starts_a_game(

@@ -17,18 +17,9 @@ from app.services import accounts
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 from tests.conftest import make_settings
 from tests.support.server import serve
-from tests.support.ws import Client, Match, connect
+from tests.support.ws import Client, Match, connect, member_token
 
-PASSWORD = "a-long-passphrase-9"
 HELPERS = 4
-
-
-async def register(base_url: str, name: str) -> str:
-    async with httpx.AsyncClient(base_url=base_url) as http:
-        response = await http.post("/api/auth/register", json={"name": name, "password": PASSWORD})
-        response.raise_for_status()
-        token: str = response.json()["access_token"]
-        return token
 
 
 @asynccontextmanager
@@ -36,11 +27,11 @@ async def farm_accounts(base_url: str) -> AsyncIterator[tuple[Client, list[Clien
     """The farmed account and its helpers, each connected."""
     async with AsyncExitStack() as stack:
         farmer = await stack.enter_async_context(
-            connect(base_url, await register(base_url, "farmer"))
+            connect(base_url, await member_token(base_url, "farmer"))
         )
         helpers = [
             await stack.enter_async_context(
-                connect(base_url, await register(base_url, f"helper{i}"))
+                connect(base_url, await member_token(base_url, f"helper{i}"))
             )
             for i in range(HELPERS)
         ]

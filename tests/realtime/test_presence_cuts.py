@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import asyncpg
-import httpx
 import pytest
 from sqlalchemy import delete, make_url, update
 
@@ -26,11 +25,10 @@ from app.db.models import Game, Presence
 from app.timeutil import as_datetime
 from tests.conftest import make_settings
 from tests.support.server import Served, cluster
-from tests.support.ws import Client, Match, connect, start_game
+from tests.support.ws import Client, Match, connect, member_token, start_game
 
 pytestmark = pytest.mark.outage  # connections cut for real, real time between the cuts
 
-PASSWORD = "a-long-passphrase-9"
 ROUNDS = 20
 BETWEEN_CUTS = 0.4
 OPENING = ["11-15", "23-19", "8-11", "22-17", "9-13", "17-14", "10-17", "21-14", "15-18"]
@@ -67,19 +65,11 @@ async def cut_every_connection(db_url: str) -> int:
         await conn.close()
 
 
-async def register(base_url: str, name: str) -> str:
-    async with httpx.AsyncClient(base_url=base_url) as http:
-        response = await http.post("/api/auth/register", json={"name": name, "password": PASSWORD})
-        response.raise_for_status()
-        token: str = response.json()["access_token"]
-        return token
-
-
 @asynccontextmanager
 async def rated_game(one: Served, two: Served) -> AsyncIterator[Match]:
     """A rated game between a player on each server."""
-    token_a = await register(one.url, "alice")
-    token_b = await register(two.url, "bob")
+    token_a = await member_token(one.url, "alice")
+    token_b = await member_token(two.url, "bob")
     async with connect(one.url, token_a) as a, connect(two.url, token_b) as b:
         yield await start_game(a, b, room="english-blitz", rated=True)
 

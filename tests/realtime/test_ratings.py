@@ -22,7 +22,7 @@ from app.rules import Game, get_variant
 from app.services import games
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, cluster
-from tests.support.ws import Client, connect, guest, start_game
+from tests.support.ws import Client, connect, guest, member_token, start_game
 
 PASSWORD = "a fine long passphrase"
 # A whole game from the standard start in which White gives its pieces away: Black's 41st ply
@@ -81,17 +81,9 @@ def test_the_giveaway_game_ends_with_blacks_last_move() -> None:
     assert outcome is not None and outcome.result() == "1-0"
 
 
-async def register(base_url: str, name: str) -> str:
-    async with httpx.AsyncClient(base_url=base_url) as http:
-        response = await http.post("/api/auth/register", json={"name": name, "password": PASSWORD})
-        response.raise_for_status()
-        token: str = response.json()["access_token"]
-        return token
-
-
 @asynccontextmanager
 async def member(base_url: str, name: str) -> AsyncIterator[Client]:
-    async with connect(base_url, await register(base_url, name)) as client:
+    async with connect(base_url, await member_token(base_url, name, PASSWORD)) as client:
         yield client
 
 

@@ -29,6 +29,20 @@ async def guest_token(base_url: str) -> str:
         return token
 
 
+MEMBER_PASSWORD = "a-long-passphrase-9"
+
+
+async def member_token(base_url: str, name: str, password: str = MEMBER_PASSWORD) -> str:
+    """Register an account; its bearer token."""
+    async with httpx.AsyncClient(base_url=base_url) as client:
+        response = await client.post(
+            "/api/auth/register", json={"name": name, "password": password}
+        )
+        response.raise_for_status()
+        token: str = response.json()["access_token"]
+        return token
+
+
 def subprotocols(token: str | None) -> list[Subprotocol]:
     """What a client offers in `Sec-WebSocket-Protocol`: `checkers`, and `token.<token>`."""
     return [Subprotocol(p) for p in handshake.offer(token)]
