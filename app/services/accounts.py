@@ -22,11 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
 from app.db import accounts as stored
-from app.db import addresses
 from app.db.accounts import find_user as find_user
 from app.db.models import User
 from app.metrics import LOGINS
-from app.services import limits
+from app.services import fair_play, limits
 from app.services.errors import ServiceError
 from app.timeutil import utcnow
 
@@ -224,8 +223,7 @@ async def register(
             kind="registered",
             last_seen_at=utcnow(),
         )
-        if address:
-            await addresses.note(session, user.id, address, utcnow())
+        await fair_play.note_address(session, user.id, address, utcnow())
         login = await _issue_token(session, settings, user)
         await session.commit()
     except IntegrityError as exc:  # the same name registered concurrently
@@ -297,8 +295,8 @@ async def log_in(
         raise Banned(user.ban_reason)
     now = utcnow()
     user.last_seen_at = now
-    if address and user.kind == "registered":
-        await addresses.note(session, user.id, address, now)
+    if user.kind == "registered":
+        await fair_play.note_address(session, user.id, address, now)
     await stored.delete_expired_tokens(session, user.id, now)
     login = await _issue_token(session, settings, user)
     await session.commit()
