@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     # How often each process compares its tables with the event log (catching up rings lost
     # with the broker), flags clocks that ran out and stands up players who did not come back.
     sweep_seconds: float = 1.0
+    # A closed table's events are deleted this long after it closed (`app.services.retention`;
+    # its games' moves stay in the archive); 0 keeps them for ever.
+    table_log_retention_days: Annotated[float, Field(ge=0)] = 7.0
 
     # The computer opponent: processes searching its moves (outside the event loop), per
     # server process; searches beyond them wait their turn.

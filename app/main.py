@@ -15,7 +15,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app import __version__
 from app import lifespan as parts
 from app.api import (
+    account,
     admin,
+    admin_users,
     ai,
     auth,
     bot,
@@ -26,6 +28,7 @@ from app.api import (
     players,
     pools,
     rooms,
+    tournaments,
 )
 from app.api.errors import install_error_handlers
 from app.broker import create_broker
@@ -37,6 +40,7 @@ from app.lifespan import LifespanPart, lifespan_part
 from app.metrics import HttpMetricsMiddleware
 from app.realtime import endpoint as realtime
 from app.realtime import limits
+from app.realtime.live_play import run_live_play
 from app.realtime.uvicorn_log import quiet_uvicorn
 from app.redaction import install as redact_tokens_in_logs
 from app.services.ai import AIPlayers
@@ -109,7 +113,7 @@ async def run_ai(app: FastAPI) -> AsyncIterator[None]:
 LIFESPAN_PARTS: tuple[LifespanPart, ...] = (
     open_database,
     open_broker,
-    realtime.run_live_play,
+    run_live_play,
     run_ai,
     quiet_uvicorn,
 )
@@ -178,11 +182,14 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     app.include_router(players.router)
     app.include_router(leaderboard.router)
     app.include_router(admin.router)
+    app.include_router(admin_users.router)
     app.include_router(rooms.router)
     app.include_router(ai.router)
     app.include_router(challenges.router)
     app.include_router(bot.router)
+    app.include_router(account.router)
     app.include_router(pools.router)
+    app.include_router(tournaments.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

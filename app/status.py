@@ -1,4 +1,5 @@
-"""The states a game and a table are in, as stored in the database and sent to clients.
+"""The states a game and a table are in, and the kinds of account, as stored in the database
+and sent to clients.
 
 Results and terminations are the rules' `app.rules.Result` and `app.rules.Termination` (the
 latter also names the endings the server decides). These are `StrEnum`s: they compare equal
@@ -40,3 +41,15 @@ class TableState(StrEnum):
     PLAYING = "playing"
     FINISHED = "finished"
     CLOSED = "closed"
+
+
+class UserKind(StrEnum):
+    """`users.kind`: who an account is. Only a registered account logs in with a password and
+    has ratings; a guest plays casual games under a generated name; the computer opponent's
+    accounts play from the server; an imported account is a name from imported game records,
+    which nobody logs in as."""
+
+    REGISTERED = "registered"
+    GUEST = "guest"
+    AI = "ai"
+    IMPORTED = "imported"

@@ -3,6 +3,8 @@
     .venv/bin/python bench/play.py                      # starts server + echo on Postgres
     .venv/bin/python bench/play.py --processes 2             # two servers behind Redis
     .venv/bin/python bench/play.py --processes 2 --rounds 3  # the two-server ratio, 3 rounds
+    .venv/bin/python bench/play.py --database checkers_bench_prod --paced-games 0 --no-echo \
+        --seconds 600 --report-every 60 --idle 60   # beside bench/proddb.py's rows, 10 minutes
     .venv/bin/python bench/play.py --url http://127.0.0.1:8000 --echo-url ws://127.0.0.1:8001/ws \
         --room english-casual --games 20 --paced-games 40
 
@@ -17,7 +19,11 @@ for people) in a process of its own; the bots run in this process. Two loads:
 A move's round trip is the time from sending it to receiving it back as the `move` event (so
 validated, stored and fanned out). The same client also measures round trips against a bare
 websocket echo endpoint (a minimal FastAPI app in its own process) and prints the saturation
-rate as a fraction of it. Figures are recorded in docs/benchmarks.md.
+rate as a fraction of it. With `--database` it plays in an existing database instead (a
+production-sized one from bench/proddb.py), `--report-every` prints each interval's rate and
+CPU per move (does a long run stay flat?), and `--idle` first measures PostgreSQL's CPU with
+the servers up and no players. Each run starts after a CHECKPOINT. Figures are recorded in
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -89,14 +95,18 @@ async def recreate_database(admin_url: str, name: str) -> str:
 
 
 async def add_bench_room(database_url: str) -> None:
+    """The benchmark's room (kept if there), and a checkpoint: a run then starts with no dirty
+    pages to write and no full-page images owed, as the one compared with it does."""
     conn = await asyncpg.connect(database_url.replace("postgresql+asyncpg://", "postgresql://"))
     try:
         await conn.execute(
             "INSERT INTO rooms (slug, name, variant, clock_base_s, clock_increment_s,"
             " table_limit, is_open, is_listed, created_at)"
-            " VALUES ($1, 'Benchmark', 'english', NULL, 0, 100000, true, false, now())",
+            " VALUES ($1, 'Benchmark', 'english', NULL, 0, 100000, true, false, now())"
+            " ON CONFLICT (slug) DO NOTHING",
             BENCH_ROOM,
         )
+        await conn.execute("CHECKPOINT")
     finally:
         await conn.close()
 
@@ -111,9 +121,9 @@ def child(args: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[byt
         process.wait(10)
 
 
-async def wait_http(url: str) -> None:
+async def wait_http(url: str, seconds: float = 20.0) -> None:
     async with httpx.AsyncClient() as client:
-        for _ in range(400):
+        for _ in range(int(seconds / 0.05)):
             with contextlib.suppress(httpx.TransportError):
                 await client.get(url)
                 return
@@ -129,13 +139,18 @@ TICK = os.sysconf("SC_CLK_TCK")
 
 def _stat(path: Path) -> tuple[str, int] | None:
     """A process's name and the clock ticks (user + system) it used, from its /proc stat."""
+    fields = _fields(path)
+    return None if fields is None else (fields[0], int(fields[12]) + int(fields[13]))
+
+
+def _fields(path: Path) -> list[str] | None:
+    """A process's name, then the fields of its /proc stat after it (state, ppid, …)."""
     try:
         text = path.read_text()
     except OSError:  # the process is gone
         return None
     name, rest = text[text.find("(") + 1 :].rsplit(")", 1)
-    fields = rest.split()
-    return name, int(fields[11]) + int(fields[12])
+    return [name, *rest.split()]
 
 
 def process_cpu(pid: int) -> CpuProbe:
@@ -148,15 +163,91 @@ def process_cpu(pid: int) -> CpuProbe:
     return probe
 
 
+BENCH_DATABASES: set[str] = set()  # counted alone when set: other databases' are not ours
+
+
+class PostgresSampler:
+    """PostgreSQL's CPU for the benchmark's databases alone, while another run shares the
+    server: every half second, the CPU of each of their backends (and autovacuum workers) and
+    of the server's background processes is read by process, so that a connection that closes
+    loses at most half a second of its CPU, and other databases' processes count for nothing."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, int] = {}  # pid -> ticks when last read
+        self.ticks = 0  # summed over the processes read
+
+    def sample(self) -> None:
+        for path in Path("/proc").glob("[0-9]*/stat"):
+            fields = _fields(path)
+            if fields is None or fields[0] != "postgres":
+                continue
+            try:
+                title = (path.parent / "cmdline").read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            words = title.rstrip("\0").split(": ", 2)[-1].split()
+            if not title.startswith("postgres:"):
+                continue  # the postmaster
+            per_database = len(words) > 2 and "(" in words[2] or words[:1] == ["autovacuum"]
+            if per_database and not any(name in words for name in BENCH_DATABASES):
+                continue
+            pid, ticks = int(path.parent.name), int(fields[12]) + int(fields[13])
+            self.ticks += ticks - self.seen.get(pid, 0)
+            self.seen[pid] = ticks
+
+    async def run(self) -> None:
+        while True:
+            self.sample()
+            await asyncio.sleep(0.5)
+
+
+SAMPLER: PostgresSampler | None = None
+
+
 def postgres_cpu() -> float | None:
-    """CPU seconds used so far by this machine's PostgreSQL processes that are still running
-    (its backends, the WAL writer, ...), or None if there is none to read (a remote server)."""
-    ticks = [
-        stat[1]
-        for path in Path("/proc").glob("[0-9]*/stat")
-        if (stat := _stat(path)) is not None and stat[0] == "postgres"
-    ]
-    return sum(ticks) / TICK if ticks else None
+    """CPU seconds used so far by this machine's PostgreSQL: its running processes (backends,
+    the WAL writer, ...) and, through the postmaster's count of its children's time, those
+    that exited (autovacuum workers, closed connections), which a sum over the running ones
+    alone loses; None if there is none to read (a remote server). With `BENCH_DATABASES`, the
+    backends of other databases (another test run on the same server) and the exited
+    processes (which cannot be told apart) are left out."""
+    if SAMPLER is not None:
+        SAMPLER.sample()
+        return SAMPLER.ticks / TICK
+    used = postgres_cpu_by_kind()
+    return sum(used.values()) if used else None
+
+
+def postgres_cpu_by_kind() -> dict[str, float]:
+    """CPU seconds used so far by PostgreSQL, by kind of process: the connections' backends
+    (`other databases` for those of databases not in `BENCH_DATABASES`, when set), each
+    background process by its title (checkpointer, walwriter, autovacuum worker, ...), and
+    `exited` (the children the postmaster reaped)."""
+    used: dict[str, float] = {}
+    for path in Path("/proc").glob("[0-9]*/stat"):
+        fields = _fields(path)
+        if fields is None or fields[0] != "postgres":
+            continue
+        ticks = int(fields[12]) + int(fields[13])
+        try:
+            title = (path.parent / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if not title.startswith("postgres:"):  # the postmaster: also its reaped children
+            kind = "postmaster"
+            used["exited"] = used.get("exited", 0.0) + (int(fields[14]) + int(fields[15])) / TICK
+        else:
+            words = title.rstrip("\0").split(": ", 2)[-1].split()
+            # A connection's title is "user database host(port) state"; the rest name
+            # themselves ("checkpointer", "autovacuum worker", …).
+            kind = "backends" if len(words) > 2 and "(" in words[2] else " ".join(words)
+            if BENCH_DATABASES and kind == "backends" and words[1] not in BENCH_DATABASES:
+                kind = "other databases"
+            elif kind.startswith("autovacuum worker") and BENCH_DATABASES:
+                ours = any(name in kind for name in BENCH_DATABASES)
+                kind = "autovacuum worker" if ours else "other databases"
+        used[kind] = used.get(kind, 0.0) + ticks / TICK
+    return used
 
 
 def machine_cpu() -> float | None:
@@ -344,6 +435,7 @@ async def run_games(
     pace: float | None,
     cpu: CpuMeter,
     cross: bool = False,
+    report_every: float = 0.0,
 ) -> Stats:
     """Play `games` games. With several servers, game n is served by server n (both players
     on it), or with `cross` its players are on server n and server n + 1."""
@@ -367,7 +459,10 @@ async def run_games(
     runners = [asyncio.create_task(bot.run()) for bot in bots]
     await asyncio.sleep(warmup)
     cpu.begin()
-    await asyncio.sleep(seconds)
+    if report_every:
+        await report(stats, cpu, seconds, report_every)
+    else:
+        await asyncio.sleep(seconds)
     stats.cpu = cpu.end()
     await asyncio.sleep(1.5)
     for task in runners:
@@ -375,6 +470,52 @@ async def run_games(
     await asyncio.gather(*runners, return_exceptions=True)
     await asyncio.gather(*(bot.ws.close() for bot in bots), return_exceptions=True)
     return stats
+
+
+async def report(stats: Stats, cpu: CpuMeter, seconds: float, every: float) -> None:
+    """Sleep `seconds`, printing every `every` seconds the moves per second of that interval,
+    the games that ended in it (a game's start and end cost more than its moves: the first
+    interval of a run, before any game has ended, is the cheapest) and the CPU per move of the
+    server and of PostgreSQL in it: whether a long run stays flat."""
+    began = time.perf_counter()
+    games = stats.games
+    moves, used = stats.moves, {name: probe() for name, probe in cpu.probes.items()}
+    kinds = postgres_cpu_by_kind()
+    while (elapsed := time.perf_counter() - began) < seconds - 0.5:
+        await asyncio.sleep(min(every, seconds - elapsed))
+        now = {name: probe() for name, probe in cpu.probes.items()}
+        now_kinds = postgres_cpu_by_kind()
+        done = max(stats.moves - moves, 1)
+        parts = [
+            f"{name} {(after - before) / done * 1e6:.0f} µs"
+            for name in ("server", "PostgreSQL", "bots", "machine")
+            if (before := used.get(name)) is not None and (after := now.get(name)) is not None
+        ]
+        split = ", ".join(
+            f"{kind} {(after - kinds.get(kind, 0.0)) / done * 1e6:.0f}"
+            for kind, after in sorted(now_kinds.items())
+            if (after - kinds.get(kind, 0.0)) / done * 1e6 >= 0.5
+        )
+        print(
+            f"    {time.perf_counter() - began:6.0f} s  {(stats.moves - moves) / every:8,.0f} "
+            f"moves/s  {stats.games - games:4} games ended  CPU per move: {', '.join(parts)} "
+            f"({split})  load {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
+        moves, used, kinds, games = stats.moves, now, now_kinds, stats.games
+
+
+async def idle_cpu(seconds: float) -> str:
+    """PostgreSQL's CPU while the servers run with no players: their sweeps, heartbeats,
+    presence and pairing alone."""
+    before = postgres_cpu()
+    await asyncio.sleep(seconds)
+    after = postgres_cpu()
+    if before is None or after is None:
+        return ""
+    return (
+        f"idle ({seconds:.0f} s, no players): PostgreSQL {(after - before) / seconds:.2%} of a core"
+    )
 
 
 async def run_echo(
@@ -428,7 +569,15 @@ async def servers(
         probe = process_cpu(args.server_pid) if args.server_pid else no_cpu
         yield [args.url], args.echo_url, CpuMeter(probe), CpuMeter(no_cpu, ECHO)
         return
-    database_url = await recreate_database(args.postgres, BENCH_DATABASE)
+    if args.database:  # a loaded database (bench/proddb.py), played in beside its rows
+        database_url = args.postgres.rsplit("/", 1)[0] + f"/{args.database}"
+        BENCH_DATABASES.add(args.database)
+        global SAMPLER
+        SAMPLER = PostgresSampler()
+        sampling = asyncio.create_task(SAMPLER.run())  # runs until the benchmark ends
+        sampling.add_done_callback(lambda _: None)
+    else:
+        database_url = await recreate_database(args.postgres, BENCH_DATABASE)
     env = os.environ | {
         "DATABASE_URL": database_url,
         "ENVIRONMENT": "development",
@@ -450,6 +599,7 @@ async def servers(
     await asyncio.to_thread(subprocess.run, migrate, env=env, cwd=ROOT, check=True)
     await add_bench_room(database_url)
     ports, echo_port = [free_port() for _ in range(args.processes)], free_port()
+    began = time.perf_counter()
     echo_command = [sys.executable, str(Path(__file__)), "--serve-echo", str(echo_port)]
     with contextlib.ExitStack() as stack:
         started = [
@@ -461,7 +611,9 @@ async def servers(
         echo = stack.enter_context(child(echo_command, env))
         urls = [f"http://127.0.0.1:{port}" for port in ports]
         for url in urls:
-            await wait_http(url + "/healthz")
+            # A loaded database's games in progress are recovered first (10,000: a minute).
+            await wait_http(url + "/healthz", 600.0 if args.database else 20.0)
+            print(f"server up at {url} ({time.perf_counter() - began:.0f} s)", flush=True)
         await wait_http(f"http://127.0.0.1:{echo_port}/docs")
         echo_url = f"ws://127.0.0.1:{echo_port}/ws"
         server_cpu = all_cpu([process_cpu(p.pid) for p in started])
@@ -521,8 +673,18 @@ async def bench(args: argparse.Namespace) -> None:
             echo = await run_echo(echo_url, args.games, args.seconds, args.warmup, echo_cpu)
             print(line(f"echo round trips ({args.games} sockets)", echo), flush=True)
             print(cpu_line(echo, "round trip"), end="")
+        if args.idle:
+            await asyncio.sleep(args.warmup)
+            print(await idle_cpu(args.idle), flush=True)
         saturated = await run_games(
-            urls, args.room, args.games, args.seconds, args.warmup, None, cpu
+            urls,
+            args.room,
+            args.games,
+            args.seconds,
+            args.warmup,
+            None,
+            cpu,
+            report_every=args.report_every,
         )
         print(line(f"saturation ({args.games} games)", saturated), flush=True)
         print(cpu_line(saturated, "move"), end="")
@@ -550,11 +712,13 @@ async def bench(args: argparse.Namespace) -> None:
                     f"players on two servers / on one, median of {len(ratios)} rounds: "
                     f"{statistics.median(ratios):.2f} ({each})"
                 )
-        paced = await run_games(
-            urls, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
-        )
-        print(line(f"paced ({args.paced_games} games, ~1 move/s/side)", paced), flush=True)
-        print(cpu_line(paced, "move"), end="")
+        paced = Stats(warm_until=0.0, stop_at=0.0)
+        if args.paced_games:  # none asked for: no phase (it would wait out its seconds)
+            paced = await run_games(
+                urls, args.room, args.paced_games, args.seconds, args.warmup, 1.0, cpu
+            )
+            print(line(f"paced ({args.paced_games} games, ~1 move/s/side)", paced), flush=True)
+            print(cpu_line(paced, "move"), end="")
     if echo is not None:
         print(f"saturation / echo: {saturated.rate() / echo.rate():.2f}")
         units = server_cpu_per(saturated) / server_cpu_per(echo, "echo server")
@@ -582,6 +746,25 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per load")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
     parser.add_argument("--no-echo", action="store_true", help="skip the echo measurement")
+    parser.add_argument(
+        "--database",
+        help="play in this existing database (e.g. bench/proddb.py's checkers_bench_prod) on "
+        "the --postgres server instead of a fresh one",
+    )
+    parser.add_argument(
+        "--report-every",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="print the saturation's rate and CPU per move every SECONDS",
+    )
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="first measure PostgreSQL's CPU for SECONDS with the servers up and no players",
+    )
     parser.add_argument(
         "--processes", type=int, default=1, help="server processes (more than one: with Redis)"
     )

@@ -51,6 +51,7 @@ from sqlalchemy.engine import make_url
 
 from app.config import Settings
 from app.db.models import Base
+from tests.support.ports import free_port
 
 T = TypeVar("T")
 
@@ -140,13 +141,6 @@ def redis_url() -> str:
     url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     require_redis(url)
     return url
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class PrivateRedis:

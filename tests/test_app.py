@@ -11,7 +11,8 @@ from sqlalchemy import text
 from app.config import Settings
 from app.db.engine import Database
 from app.main import create_app
-from tests.conftest import PrivateRedis, free_port, make_settings
+from tests.conftest import PrivateRedis, make_settings
+from tests.support.ports import free_port
 
 
 def dependencies(response: httpx.Response) -> dict[str, str]:

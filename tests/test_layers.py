@@ -143,3 +143,123 @@ def test_the_engine_imports_only_the_rules() -> None:
         for module, names in imports_of("engine").items()
     }
     assert {module: names for module, names in wrong.items() if names} == {}
+
+
+# --- the live layer: one way, typed, never reading its own JSON back ------------------------
+
+# Where text that crossed a process boundary (the log, the broker) is read: each table event
+# once (`StoredEvent.data`), each lobby, control or user-channel message once
+# (`events.decode`); the archive's counts read PostgreSQL's EXPLAIN, and the lichess-shaped bot
+# routes a client's form or JSON body, neither of them our JSON.
+JSON_READERS = frozenset(
+    {"app.db.table_log", "app.services.events", "app.db.archive_counts", "app.api.lichess"}
+)
+
+
+def _calls(path: Path) -> list[ast.Call]:
+    return [n for n in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(n, ast.Call)]
+
+
+@pytest.mark.parametrize("package", ["services", "realtime", "api", "db"])
+def test_no_module_reads_the_servers_json_back(package: str) -> None:
+    wrong = []
+    for path in sorted((APP / package).rglob("*.py")):
+        module = ".".join(("app", *path.relative_to(APP).with_suffix("").parts))
+        for call in _calls(path):
+            func = call.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in {"loads", "load"}
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "json"
+                and module not in JSON_READERS
+            ):
+                wrong.append(f"{module}:{call.lineno}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("package", ["services", "realtime", "api", "db"])
+def test_no_event_type_is_read_from_its_text(package: str) -> None:
+    """An event's type is data (`StoredEvent.kind`, a message's `type` once decoded), never
+    matched in the JSON text."""
+    wrong = []
+    for path in sorted((APP / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        docstrings = {
+            id(node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if (
+                id(node) not in docstrings
+                and isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and '"type":' in node.value
+            ):
+                wrong.append(f"{path.relative_to(APP)}:{node.lineno}")
+    assert wrong == []
+
+
+# The services' long-lived objects, as the faces name them: live play and the heartbeat.
+SERVICE_OBJECTS = frozenset({"live", "beats"})
+
+
+@pytest.mark.parametrize("package", ["realtime", "api"])
+def test_the_faces_assign_nothing_into_live_play(package: str) -> None:
+    """Data flows one way: the faces call the services and subscribe to what they announce
+    (`LivePlay.subscribe`); they put no function or state of theirs into a service's object."""
+    wrong = []
+    for path in sorted((APP / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            for target in targets:
+                if isinstance(target, ast.Attribute) and (
+                    (isinstance(target.value, ast.Name) and target.value.id in SERVICE_OBJECTS)
+                    or (
+                        isinstance(target.value, ast.Attribute)
+                        and target.value.attr in SERVICE_OBJECTS
+                    )
+                ):
+                    wrong.append(f"{path.relative_to(APP)}:{node.lineno}")
+    assert wrong == []
+
+
+def test_each_refusal_status_is_decided_by_its_code() -> None:
+    """Error codes are `app.services.errors.Code` members, which carry their REST status: no
+    refusal is raised with a status of its own, and no face maps codes to statuses."""
+    wrong = []
+    for path in sorted(APP.rglob("*.py")):
+        for call in _calls(path):
+            if any(k.arg == "http_status" for k in call.keywords):
+                wrong.append(f"{path.relative_to(APP)}:{call.lineno}")
+    assert wrong == []
+
+
+MAX_MODULE_LINES = 400
+
+
+@pytest.mark.parametrize("package", ["services", "realtime", "db", "api"])
+def test_each_module_has_one_job_and_stays_readable(package: str) -> None:
+    """A module does one job, explainable in a sentence: none in the layers that change most
+    grows past `MAX_MODULE_LINES` (split it by job before it does)."""
+    long = {
+        str(path.relative_to(APP)): lines
+        for path in sorted((APP / package).rglob("*.py"))
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+@pytest.mark.parametrize("package", ["realtime", "api"])
+def test_the_faces_use_services_not_storage(package: str) -> None:
+    """A face reaches storage through the services: of `app.db` it imports only the session
+    factory (`engine`) and the schema's types (`models`: rows the services hand back, `MAX_ID`)."""
+    wrong = {
+        module: sorted(n for n in names if n.startswith("app.db") and n not in FACE_STORAGE)
+        for module, names in imports_of(package).items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}
+
+
+FACE_STORAGE = frozenset({"app.db.engine", "app.db.models"})

@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from tests.conftest import PrivateRedis, free_port, require_redis
+from tests.conftest import PrivateRedis, require_redis
+from tests.support.ports import free_port
 
 
 def test_without_a_redis_server_the_redis_tests_skip_saying_why() -> None:

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, status
-from pydantic import BaseModel
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import __version__
 from app.api.deps import (
@@ -21,6 +21,8 @@ from app.api.deps import (
     LiveDep,
     MoveRateDep,
     SessionDep,
+    Spectators,
+    SpectatorsDep,
     get_admin_user,
 )
 from app.api.errors import ApiError, ErrorBody
@@ -30,43 +32,45 @@ from app.api.params import (
     ISO_DATETIME,
     MAX_ID,
     NAME_PATTERN,
-    TRUE_FALSE,
     GameId,
 )
 from app.api.schemas.admin import (
     AdjudicateRequest,
     AdminRoomPublic,
     AdminTablePublic,
-    AdminUserPublic,
     AuditEntryPublic,
     AuditPage,
     CloseRequest,
-    KickRequest,
     ReasonRequest,
     RoomCreate,
     RoomsList,
     RoomUpdate,
     StatusPublic,
     TablesList,
-    UsersPage,
 )
-from app.db import ratings as stored_ratings
 from app.db.models import AuditEntry, Room, User
-from app.services import admin
-from app.services.admin import AuditFilter, RoomSettings, UserFilter
-from app.services.live import LivePlay
+from app.services import admin, admin_rooms
+from app.services.admin import AuditFilter, AuditRecord
+from app.services.admin_rooms import RoomSettings
+from app.services.errors import Code
 from app.timeutil import as_utc
 
-router = APIRouter(
-    prefix="/api/admin",
-    tags=["admin"],
-    dependencies=[Depends(get_admin_user)],
-    responses={
-        401: {"model": ErrorBody, "description": "No valid token (or the account is banned)."},
-        403: {"model": ErrorBody, "description": "The account is not an administrator."},
-        422: {"model": ErrorBody, "description": "A malformed body or parameter."},
-    },
-)
+
+def admin_router() -> APIRouter:
+    """A router of administrators' routes: under `/api/admin`, for administrators only."""
+    return APIRouter(
+        prefix="/api/admin",
+        tags=["admin"],
+        dependencies=[Depends(get_admin_user)],
+        responses={
+            401: {"model": ErrorBody, "description": "No valid token (or the account is banned)."},
+            403: {"model": ErrorBody, "description": "The account is not an administrator."},
+            422: {"model": ErrorBody, "description": "A malformed body or parameter."},
+        },
+    )
+
+
+router = admin_router()
 
 NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such room, table, game or user."}
@@ -75,7 +79,8 @@ REFUSED: dict[int | str, dict[str, Any]] = {
     409: {
         "model": ErrorBody,
         "description": "Not possible in the target's state: `room_closed`, `table_closed`, "
-        "`game_over`, `slug_taken`, `already_banned`, `not_banned`, `own_account`.",
+        "`game_over`, `slug_taken`, `already_banned`, `not_banned`, `own_account`, "
+        "`ai_account`.",
     },
     **NOT_FOUND,
 }
@@ -85,20 +90,32 @@ TableId = Annotated[int, Path(ge=1, le=MAX_ID, description="Table id."), DIGITS]
 UserId = Annotated[int, Path(ge=1, le=MAX_ID, description="User id."), DIGITS]
 
 
-def _entry(entry: AuditEntry, actor: str | None) -> AuditEntryPublic:
+def _entry(record: AuditRecord) -> AuditEntryPublic:
+    entry = record.entry
     return AuditEntryPublic.model_validate(
         {
             "id": entry.id,
             "at": entry.at,
             "actor_id": entry.actor_id,
-            "actor": actor,
+            "actor": record.actor,
             "action": entry.action,
             "target_type": entry.target_type,
             "target_id": entry.target_id,
+            "target_name": record.target,
             "details": entry.details,
             "note": entry.note,
         }
     )
+
+
+async def answer(session: AsyncSession, entry: AuditEntry, actor: User) -> AuditEntryPublic:
+    """What an action answers: the audit entry it wrote, as the log shows it."""
+    return _entry(await admin.audit_record(session, entry, actor))
+
+
+def _counted(tables: list[dict[str, Any]], watching: Spectators) -> list[dict[str, Any]]:
+    """The tables with the people watching them through this process."""
+    return [table | {"spectators": watching.spectators(table)} for table in tables]
 
 
 def _room(room: Room, tables: list[dict[str, Any]]) -> AdminRoomPublic:
@@ -128,10 +145,10 @@ def _room(room: Room, tables: list[dict[str, Any]]) -> AdminRoomPublic:
 
 
 @router.get("/rooms", response_model=RoomsList)
-async def list_rooms(session: SessionDep, live: LiveDep) -> RoomsList:
+async def list_rooms(session: SessionDep, live: LiveDep, watching: SpectatorsDep) -> RoomsList:
     """Every room, hidden and closed ones too, with its open tables, players and spectators."""
     states = await admin.list_rooms(session, live)
-    rooms = [_room(state.room, state.tables) for state in states]
+    rooms = [_room(state.room, _counted(state.tables, watching)) for state in states]
     return RoomsList(data=rooms, count=len(rooms))
 
 
@@ -152,7 +169,7 @@ async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -
         is_open=body.open,
         is_listed=body.listed,
     )
-    room = await admin.create_room(session, actor, body.slug, settings, body.reason)
+    room = await admin_rooms.create_room(session, actor, body.slug, settings, body.reason)
     return _room(room, [])
 
 
@@ -162,6 +179,7 @@ async def update_room(
     body: RoomUpdate,
     session: SessionDep,
     live: LiveDep,
+    watching: SpectatorsDep,
     actor: AdminUser,
 ) -> AdminRoomPublic:
     """Rename or configure a room: only the fields sent change, for tables opened from now on.
@@ -183,9 +201,9 @@ async def update_room(
     if "clock" in sent:
         changes["clock_base_s"] = body.clock.base if body.clock else None
         changes["clock_increment_s"] = body.clock.increment if body.clock else 0
-    room = await admin.update_room(session, actor, room_id, changes, body.reason)
+    room = await admin_rooms.update_room(session, actor, room_id, changes, body.reason)
     tables = await admin.live_tables(session, live, room.id)
-    return _room(room, tables)
+    return _room(room, _counted(tables, watching))
 
 
 @router.post("/rooms/{room_id}/close", response_model=AuditEntryPublic, responses=REFUSED)
@@ -195,8 +213,8 @@ async def close_room(
     """Close a room: no new tables; every table closes and its game in progress ends with
     `result` (termination `admin`). Players, spectators and the lobby are told, with the reason.
     Reopen it with `PATCH {"open": true}`."""
-    entry = await admin.close_room(session, live, actor, room_id, body.result, body.reason)
-    return _entry(entry, actor.name)
+    entry = await admin_rooms.close_room(session, live, actor, room_id, body.result, body.reason)
+    return await answer(session, entry, actor)
 
 
 # --- tables and games ----------------------------------------------------------------------
@@ -206,6 +224,7 @@ async def close_room(
 async def list_tables(
     session: SessionDep,
     live: LiveDep,
+    watching: SpectatorsDep,
     room: Annotated[
         int | None,
         Query(ge=1, le=MAX_ID, description="Only this room's tables."),
@@ -213,7 +232,7 @@ async def list_tables(
     ] = None,
 ) -> TablesList:
     """Tables not closed, private ones included (with their invite code), oldest first."""
-    found = await admin.live_tables(session, live, room)
+    found = _counted(await admin.live_tables(session, live, room), watching)
     data = [AdminTablePublic.model_validate(t) for t in found]
     return TablesList(data=data, count=len(data))
 
@@ -225,7 +244,7 @@ async def close_table(
     """Close a table; its game in progress ends with `result` (`*`: aborted). Everyone there
     gets `game_ended` and `table_closed` with the reason."""
     entry = await admin.close_table(session, live, actor, table_id, body.result, body.reason)
-    return _entry(entry, actor.name)
+    return await answer(session, entry, actor)
 
 
 @router.post("/games/{game_id}/adjudicate", response_model=AuditEntryPublic, responses=REFUSED)
@@ -235,7 +254,7 @@ async def adjudicate_game(
     """End a game in progress with the stated result (termination `admin`); the players and
     spectators get `game_ended` with the reason."""
     entry = await admin.end_game(session, live, actor, game_id, body.result, body.reason)
-    return _entry(entry, actor.name)
+    return await answer(session, entry, actor)
 
 
 @router.post("/games/{game_id}/abort", response_model=AuditEntryPublic, responses=REFUSED)
@@ -244,142 +263,13 @@ async def abort_game(
 ) -> AuditEntryPublic:
     """Abort a game in progress: result `*`, termination `admin`, no winner."""
     entry = await admin.end_game(session, live, actor, game_id, "*", body.reason)
-    return _entry(entry, actor.name)
+    return await answer(session, entry, actor)
 
 
 # --- users ---------------------------------------------------------------------------------
 
 
-@router.get("/users", response_model=UsersPage)
-async def list_users(
-    session: SessionDep,
-    live: LiveDep,
-    q: Annotated[
-        str | None, Query(max_length=64, pattern=NAME_PATTERN, description="Part of the name.")
-    ] = None,
-    kind: Annotated[Literal["registered", "guest", "imported", "ai"] | None, Query()] = None,
-    role: Annotated[Literal["player", "admin"] | None, Query()] = None,
-    banned: Annotated[
-        bool | None,
-        Query(description="Only banned (or not banned) users."),
-        TRUE_FALSE,
-    ] = None,
-    limit: Annotated[int, Query(ge=1, le=200), DIGITS] = 50,
-    offset: Annotated[int, Query(ge=0, le=MAX_ID), DIGITS] = 0,
-) -> UsersPage:
-    """Users by name (a part of it, any case), with their state; `count` counts every match."""
-    flt = UserFilter(name=q, kind=kind, role=role, banned=banned)
-    users, total = await admin.list_users(session, flt, limit, offset)
-    return UsersPage(data=[_user(user, live) for user in users], count=total)
-
-
-def _user(user: User, live: LivePlay) -> AdminUserPublic:
-    return AdminUserPublic.model_validate(
-        {
-            "id": user.id,
-            "name": user.name,
-            "kind": user.kind,
-            "role": user.role,
-            "banned": user.banned,
-            "ban_reason": user.ban_reason,
-            "created_at": user.created_at,
-            "last_seen_at": user.last_seen_at,
-            "connected": live.connected_here(user.id),
-        }
-    )
-
-
-@router.post("/users/{user_id}/kick", response_model=AuditEntryPublic, responses=REFUSED)
-async def kick_user(
-    user_id: UserId, body: KickRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryPublic:
-    """Send a user away. With `table` or `room`: their games there end with `result`, they
-    lose their seats and get `kicked` with the reason. With neither: every connection of
-    theirs gets `kicked` and is closed (1008). A kick does not keep anyone out: ban for that."""
-    entry = await admin.kick(
-        session,
-        live,
-        actor,
-        user_id,
-        body.reason,
-        table_id=body.table,
-        room_id=body.room,
-        result=body.result,
-    )
-    return _entry(entry, actor.name)
-
-
-@router.post("/users/{user_id}/ban", response_model=AuditEntryPublic, responses=REFUSED)
-async def ban_user(
-    user_id: UserId, body: ReasonRequest, session: SessionDep, live: LiveDep, actor: AdminUser
-) -> AuditEntryPublic:
-    """Ban a user: their tokens are revoked, log-in answers 403 `banned` with the reason, and
-    their open websockets get an `unauthorized` error with the reason and are closed (1008)."""
-    entry = await admin.ban(session, live, actor, user_id, body.reason)
-    return _entry(entry, actor.name)
-
-
-@router.post("/users/{user_id}/unban", response_model=AuditEntryPublic, responses=REFUSED)
-async def unban_user(
-    user_id: UserId, body: ReasonRequest, session: SessionDep, actor: AdminUser
-) -> AuditEntryPublic:
-    """Lift a ban; the user logs in again."""
-    entry = await admin.unban(session, actor, user_id, body.reason)
-    return _entry(entry, actor.name)
-
-
 # --- fair play ----------------------------------------------------------------------------
-
-
-class RatingReviewPublic(BaseModel):
-    id: int
-    user_id: int
-    name: str
-    variant: str
-    category: str
-    reason: str
-    created_at: datetime
-    resolved_at: datetime | None
-
-
-class RatingReviewsList(BaseModel):
-    data: list[RatingReviewPublic]
-
-
-ReviewId = Annotated[int, Path(ge=1, le=MAX_ID, description="Review id."), DIGITS]
-
-
-@router.get("/reviews", response_model=RatingReviewsList)
-async def rating_reviews(
-    session: SessionDep,
-    all_: Annotated[bool, Query(alias="all", description="Resolved ones too."), TRUE_FALSE] = False,
-) -> RatingReviewsList:
-    """Accounts whose rating rose sharply against few opponents (docs/ratings.md, "Fair
-    play"), oldest first: the open ones, or all with `all=true`."""
-    rows = await stored_ratings.reviews(session, open_only=not all_)
-    fields = ("id", "user_id", "name", "variant", "category", "reason")
-    return RatingReviewsList(
-        data=[
-            RatingReviewPublic.model_validate(
-                dict(zip(fields, row[:6], strict=True))
-                | {
-                    "created_at": as_utc(row[6]),
-                    "resolved_at": None if row[7] is None else as_utc(row[7]),
-                }
-            )
-            for row in rows
-        ]
-    )
-
-
-@router.post("/reviews/{review_id}/resolve", response_model=AuditEntryPublic, responses=NOT_FOUND)
-async def resolve_rating_review(
-    review_id: ReviewId, session: SessionDep, actor: AdminUser
-) -> AuditEntryPublic:
-    """Mark a rating review looked at (what to do about the account, a ban or nothing, is a
-    separate action); 404 for no open review of that id."""
-    entry = await admin.resolve_review(session, actor, review_id)
-    return _entry(entry, actor.name)
 
 
 # --- audit log and status ------------------------------------------------------------------
@@ -393,7 +283,7 @@ def _utc(moment: datetime | None) -> datetime | None:
     try:
         return as_utc(moment)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first UTC moment
-        raise ApiError(422, "bad_request", f"{moment.isoformat()} is out of range") from None
+        raise ApiError(Code.UNPROCESSABLE, f"{moment.isoformat()} is out of range") from None
 
 
 @router.get(
@@ -427,9 +317,7 @@ async def audit_log(
     """Who did what to what, when and why; newest first, filtered by every parameter given."""
     flt = AuditFilter(actor, action, target_type, target_id, _utc(since), _utc(until))
     page = await admin.audit_log(session, flt, limit, cursor)
-    return AuditPage(
-        data=[_entry(r.entry, r.actor) for r in page.entries], next_cursor=page.next_cursor
-    )
+    return AuditPage(data=[_entry(record) for record in page.entries], next_cursor=page.next_cursor)
 
 
 @router.get("/status", response_model=StatusPublic)

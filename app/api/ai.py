@@ -13,7 +13,7 @@ from app.api.errors import ErrorBody
 from app.db.models import MAX_ID
 from app.services import ai
 from app.services.clocks import Clock
-from app.services.live import PlayerRef
+from app.services.players import PlayerRef
 
 RoomId = Annotated[int, Field(ge=1, le=MAX_ID)]  # beyond: no room (ids are BIGINT)
 

@@ -6,18 +6,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
+from app.api.account import AccountPublic
 from app.api.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep, SocketCountsDep
 from app.api.errors import ErrorBody
+from app.api.lichess import body_schema, read
 from app.api.params import GameId
-from app.services import bots, decisions, games, streams
-from app.services.errors import ServiceError
+from app.services import bots, decisions, games, streams, table_chat
+from app.services.errors import Code, ServiceError
 from app.services.live import LivePlay
 
 router = APIRouter(prefix="/api", tags=["bot"])
@@ -42,6 +44,18 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 class Ok(BaseModel):
     ok: bool = True
+
+
+class ChatLine(BaseModel):
+    """A line for the game's chat, as lichess's bot API takes it (JSON or form-encoded)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    room: Literal["player", "spectator"] = Field(
+        default="player",
+        description="Lichess's rooms; here a player always writes to the players' channel.",
+    )
+    text: str = Field(min_length=1, max_length=1000)
 
 
 async def _bot_game(live: LivePlay, user: Caller, game_id: int) -> int:
@@ -92,9 +106,7 @@ async def stream_events(
         if refused is not None:
             gate.leave(host)
     if refused is not None:
-        raise ServiceError(
-            "too_many_connections", refused, http_status=429, retry_after=RETRY_AFTER_SECONDS
-        )
+        raise ServiceError(Code.TOO_MANY_CONNECTIONS, refused, retry_after=RETRY_AFTER_SECONDS)
     held = True
 
     def release() -> None:
@@ -187,3 +199,34 @@ async def claim_victory(game_id: GameId, user: CallerDep, live: LiveDep) -> Ok:
     await _bot_game(live, user, game_id)
     await decisions.claim_win(live, user.id, game_id)
     return Ok()
+
+
+@router.post("/bot/game/{game_id}/chat", responses=ERRORS, openapi_extra=body_schema(ChatLine))
+async def chat(game_id: GameId, request: Request, user: CallerDep, live: LiveDep) -> Ok:
+    """Say something in the game's chat (the table's, as a player says it over the
+    websocket); bad input is 400, as lichess."""
+    await _bot_game(live, user, game_id)
+    line = await read(request, ChatLine)
+    game = await games.snapshot(live, game_id)
+    await table_chat.chat(live, user.player, game["table"], line.text)
+    return Ok()
+
+
+@router.get(
+    "/bot/online",
+    responses={200: {"content": {NDJSON: {}}, "description": "NDJSON lines."}},
+    response_class=StreamingResponse,
+)
+async def online_bots(
+    live: LiveDep,
+    nb: Annotated[int, Query(ge=1, le=300, description="At most this many.")] = 50,
+) -> StreamingResponse:
+    """The bots online (an event stream open lately, or a websocket), one account a line as
+    `GET /api/account` shows it; lichess's `GET /api/bot/online`."""
+    found = await bots.online(live, nb)
+
+    async def lines() -> AsyncIterator[dict[str, Any] | None]:
+        for user in found:
+            yield AccountPublic.of(user).model_dump(mode="json", by_alias=True)
+
+    return _stream(lines())

@@ -7,9 +7,9 @@ client should learn that its token expired rather than silently play as nobody.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -20,9 +20,11 @@ from app.api.errors import ApiError
 from app.config import Settings
 from app.db.models import User
 from app.services.accounts import user_for_token
+from app.services.errors import Code
 from app.services.heartbeat import Heartbeat
-from app.services.live import LivePlay, PlayerRef
+from app.services.live import LivePlay
 from app.services.move_rate import MoveRate
+from app.services.players import PlayerRef
 
 bearer = HTTPBearer(
     auto_error=False, description="The token from /api/auth/login, register or guest."
@@ -61,7 +63,7 @@ ArchiveSessionDep = Annotated[AsyncSession, Depends(get_archive_session)]
 
 
 def unauthorized(message: str) -> ApiError:
-    return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})
+    return ApiError(Code.UNAUTHORIZED, message, headers={"WWW-Authenticate": "Bearer"})
 
 
 async def get_optional_user(
@@ -85,7 +87,7 @@ async def get_current_user(user: Annotated[User | None, Depends(get_optional_use
 
 async def get_admin_user(user: Annotated[User, Depends(get_current_user)]) -> User:
     if user.role != "admin":
-        raise ApiError(403, "forbidden", "only administrators may do this")
+        raise ApiError(Code.FORBIDDEN, "only administrators may do this")
     return user
 
 
@@ -163,7 +165,20 @@ def get_socket_counts(conn: HTTPConnection) -> SocketCounts:
     return gate
 
 
+class Spectators(Protocol):
+    """How many people watch a table without a seat through this process (the websocket
+    face counts them; a figure only this process knows, kept out of anything stored)."""
+
+    def spectators(self, table: Mapping[str, Any]) -> int: ...
+
+
+def get_spectators(conn: HTTPConnection) -> Spectators:
+    hub: Spectators = conn.app.state.hub
+    return hub
+
+
 LiveDep = Annotated[LivePlay, Depends(get_live)]
 BeatsDep = Annotated[Heartbeat, Depends(get_beats)]
 MoveRateDep = Annotated[MoveRate, Depends(get_move_rate)]
 SocketCountsDep = Annotated[SocketCounts, Depends(get_socket_counts)]
+SpectatorsDep = Annotated[Spectators, Depends(get_spectators)]

@@ -1,6 +1,6 @@
 """One JSON error shape for the whole REST face: `{"error": CODE, "message": TEXT}`.
 
-Services raise `app.services.errors.ServiceError` and routes `ApiError(status, code, message)`
+Services raise `app.services.errors.ServiceError` and routes `ApiError(code, message)`
 for refusals of their own; `install_error_handlers` renders both, FastAPI's validation errors
 (as 422 `bad_request` with `details`), plain HTTP errors and unexpected failures (500
 `server_error`) the same way, so a client never sees a bare `{"detail": ...}` or a plain-text
@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from app.services.errors import ServiceError
+from app.services.errors import Code, ServiceError
 
 
 class ErrorBody(BaseModel):
@@ -29,21 +29,15 @@ class ErrorBody(BaseModel):
     details: list[dict[str, Any]] | None = None
 
 
-class ApiError(Exception):
-    def __init__(
-        self,
-        status_code: int,
-        code: str,
-        message: str,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.code = code
-        self.message = message
+class ApiError(ServiceError):
+    """A refusal of the REST face's own (a header it cannot serve, a missing bearer token)."""
+
+    def __init__(self, code: Code, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(code, message)
         self.headers = headers
 
 
+# The codes of FastAPI's and Starlette's own HTTP errors (an unknown route, a wrong method).
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -64,22 +58,26 @@ def error_response(
     message: str,
     details: list[dict[str, Any]] | None = None,
     headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> JSONResponse:
     body = ErrorBody(error=code, message=message, details=details)
     return JSONResponse(
-        body.model_dump(exclude_none=True), status_code=status_code, headers=headers
+        {**(extra or {}), **body.model_dump(exclude_none=True)},
+        status_code=status_code,
+        headers=headers,
     )
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status_code, exc.code, exc.message, headers=exc.headers)
-
     @app.exception_handler(ServiceError)
     async def _service_error(_request: Request, exc: ServiceError) -> JSONResponse:
-        headers = None if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
-        return error_response(exc.http_status, exc.code, exc.message, headers=headers)
+        headers = exc.headers if isinstance(exc, ApiError) else None
+        if exc.retry_after is not None:
+            headers = {"Retry-After": str(exc.retry_after)}
+        response = error_response(
+            exc.code.http_status, exc.code.text, exc.message, headers=headers, extra=exc.extra
+        )
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(_request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -88,12 +86,16 @@ def install_error_handlers(app: FastAPI) -> None:
         ]
         first = details[0] if details else {"loc": [], "msg": "invalid request"}
         where = ".".join(str(p) for p in first["loc"])
-        return error_response(422, "bad_request", f"{where}: {first['msg']}", details)
+        code = Code.UNPROCESSABLE
+        return error_response(code.http_status, code.text, f"{where}: {first['msg']}", details)
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
         # A bug, not a bad request: the server still logs it with its traceback.
-        return error_response(500, "server_error", "the server failed to handle this request")
+        code = Code.SERVER_ERROR
+        return error_response(
+            code.http_status, code.text, "the server failed to handle this request"
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:

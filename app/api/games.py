@@ -12,7 +12,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from app.api.deps import ArchiveSessionDep
 from app.api.errors import ApiError, ErrorBody
-from app.api.params import DIGITS, ISO_DATE, NAME_PATTERN, TRUE_FALSE, GameId
+from app.api.params import DIGITS, ISO_DATE, MAX_ID, NAME_PATTERN, TRUE_FALSE, GameId
 from app.api.schemas.archive import (
     GamePublic,
     GamesPage,
@@ -23,8 +23,9 @@ from app.api.schemas.archive import (
 from app.api.viewer import InviteQuery, ViewerDep
 from app.db.engine import Database
 from app.rules import Termination
-from app.services import archive
+from app.services import archive, records
 from app.services.archive import GameFilter, GameRecord
+from app.services.errors import Code
 from app.services.visibility import Viewer
 from app.status import GameStatus
 
@@ -110,6 +111,11 @@ def common_filter(
         Literal["black", "white"] | None,
         Query(description="With `player`: games where the player had this colour."),
     ] = None,
+    tournament: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_ID, description="Played in this tournament."),
+        DIGITS,
+    ] = None,
 ) -> GameFilter:
     """The filters shared by the game search, a player's games and the bulk export."""
     return GameFilter(
@@ -125,6 +131,7 @@ def common_filter(
         since=since,
         until=until,
         min_plies=min_plies,
+        tournament=tournament,
     )
 
 
@@ -215,7 +222,7 @@ def _negotiate(accept: str | None, fmt: Literal["pdn", "ndjson"] | None) -> str:
         if media in _PDN_TYPES:
             return PDN_MEDIA_TYPE
     raise ApiError(
-        406, "not_acceptable", f"export is {PDN_MEDIA_TYPE} or {NDJSON_MEDIA_TYPE}, not {accept}"
+        Code.NOT_ACCEPTABLE, f"export is {PDN_MEDIA_TYPE} or {NDJSON_MEDIA_TYPE}, not {accept}"
     )
 
 
@@ -270,8 +277,8 @@ async def export_games(
 
     def render(record: GameRecord) -> str:
         if media_type == NDJSON_MEDIA_TYPE:
-            return archive.render_ndjson(record)
-        return archive.render_pdn(record, _site(request, record.id))
+            return records.render_ndjson(record)
+        return records.render_pdn(record, _site(request, record.id))
 
     async def body() -> AsyncIterator[str]:
         """Games rendered one by one, sent in chunks of about 64 KB (a write per game would
@@ -322,7 +329,7 @@ async def game_pdn(
     token) and with `invite`, the table's code; to anyone else it is 404 like a missing game.
     """
     record = await _load(session, game_id, replace(viewer, invite=invite))
-    return Response(archive.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
+    return Response(records.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
 
 
 @router.get("/games/{game_id}", response_model=GamePublic, responses={404: ERRORS[404]})
@@ -346,5 +353,5 @@ async def get_game(
     if not positions:
         return GamePublic.of_record(record)
     return GamePublic.of_record(
-        record, archive.start_position(record), archive.positions_after(record)
+        record, records.start_position(record), records.positions_after(record)
     )

@@ -26,6 +26,7 @@ from app.api.errors import ApiError
 from app.broker import Broker
 from app.config import networks
 from app.db.engine import Database
+from app.services.errors import Code
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ async def metrics(request: Request) -> Response:
     """Prometheus text, for the addresses METRICS_ALLOW lists (403 `forbidden` for others):
     the figures (load, logins, errors) help whoever plans an attack."""
     if not _may_scrape(request):
-        raise ApiError(403, "forbidden", "metrics are not served to this address (METRICS_ALLOW)")
+        raise ApiError(Code.FORBIDDEN, "metrics are not served to this address (METRICS_ALLOW)")
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
 

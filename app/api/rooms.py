@@ -14,7 +14,7 @@ from app.api.params import NAME_PATTERN
 from app.api.schemas.common import Clock, SeatedPlayerPublic
 from app.db.models import MAX_ID
 from app.services import presence, tables
-from app.status import TableState
+from app.status import TableState, UserKind
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
 _DECIMAL_ID = re.compile("[1-9][0-9]*")
@@ -47,7 +47,7 @@ class RoomPublic(BaseModel):
 class OnlinePlayer(SeatedPlayerPublic):
     """A player seated in the room, with their rating in that table's category."""
 
-    kind: Literal["registered", "guest", "imported", "ai"]  # only "registered" has a rating
+    kind: UserKind  # only "registered" has a rating
     table: int | None  # their lowest-numbered public table here; None: private tables only
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Final
 
@@ -54,12 +54,15 @@ class Subscription:
     iteration raises `SubscriberDropped`, so one slow consumer cannot make the process grow.
     """
 
-    def __init__(self, channel: str, queue_size: int) -> None:
+    def __init__(
+        self, channel: str, queue_size: int, on_message: Callable[[str], None] | None = None
+    ) -> None:
         self.channel = channel
         self.dropped = False
         self._queue_size = queue_size
         self._queue: asyncio.Queue[str | _Closed | _Dropped] = asyncio.Queue(queue_size + 1)
         self._closed = False
+        self._on_message = on_message
 
     @property
     def closed(self) -> bool:
@@ -68,6 +71,12 @@ class Subscription:
     def deliver(self, text: str) -> None:
         """Queue one message without waiting; drop the subscriber if its queue is full."""
         if self._closed:
+            return
+        if self._on_message is not None:
+            try:
+                self._on_message(text)
+            except Exception:  # the consumer's fault: the other subscribers still get theirs
+                logger.exception("a subscriber of %r failed on a message", self.channel)
             return
         if self._queue.qsize() >= self._queue_size:
             self._drop()
@@ -149,9 +158,14 @@ class Broker(ABC):
         """True if messages can flow right now; for the health check."""
 
     @asynccontextmanager
-    async def subscribe(self, channel: str) -> AsyncIterator[Subscription]:
-        """Subscribe for the duration of the block; messages published after entry arrive."""
-        sub = Subscription(channel, self.queue_size)
+    async def subscribe(
+        self, channel: str, on_message: Callable[[str], None] | None = None
+    ) -> AsyncIterator[Subscription]:
+        """Subscribe for the duration of the block; messages published after entry arrive.
+        With `on_message`, each is handed to it as it arrives, by the task that reads the
+        backend (no queue, no task woken per message; it must not block), and iterating the
+        subscription only waits for its end."""
+        sub = Subscription(channel, self.queue_size, on_message)
         entry = self._channels.get(channel)
         if entry is None:
             # The first local subscriber asks the backend for the channel; later ones wait for

@@ -6,7 +6,7 @@ transaction, and the caller commits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,8 +14,10 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import AuthToken, Game, User
+from app.db.archive import LISTED
+from app.db.models import AuthToken, Game, Presence, User
 from app.db.table_log import Executor
+from app.status import UserKind
 
 
 async def find_user(session: AsyncSession, name: str) -> User | None:
@@ -48,15 +50,16 @@ async def ids_of(session: AsyncSession, names: Iterable[str]) -> dict[str, int]:
 async def add_imported_users(session: AsyncSession, names: Iterable[str]) -> dict[str, int]:
     """New accounts of kind `imported` (players named in imported games, who cannot log in),
     flushed; their ids by name."""
-    users = [User(name=name, kind="imported") for name in names]
+    users = [User(name=name, kind=UserKind.IMPORTED) for name in names]
     session.add_all(users)
     await session.flush()
     return {user.name: user.id for user in users}
 
 
-async def kind_of(db: Executor, user_id: int) -> str | None:
+async def kind_of(db: Executor, user_id: int) -> UserKind | None:
     """The account's kind (None: no such user)."""
-    return await db.scalar(select(User.kind).where(User.id == user_id))
+    kind = await db.scalar(select(User.kind).where(User.id == user_id))
+    return None if kind is None else UserKind(kind)
 
 
 async def lock_user(session: AsyncSession, user_id: int) -> User | None:
@@ -71,7 +74,7 @@ async def lock_user(session: AsyncSession, user_id: int) -> User | None:
 @dataclass(frozen=True)
 class UserFilter:
     name: str | None = None  # part of the name, any case
-    kind: str | None = None
+    kind: UserKind | None = None
     role: str | None = None
     banned: bool | None = None
 
@@ -141,9 +144,12 @@ async def delete_tokens_of(session: AsyncSession, user_id: int) -> None:
 
 
 async def has_games(db: Executor, user_id: int) -> bool:
-    """Whether the user played (or plays) any game, live or imported."""
+    """Whether the user played (or plays) any game, live or imported: one aborted before it
+    began does not count, as it counts in no listing (`LISTED`)."""
     found = await db.scalar(
-        select(Game.id).where(or_(Game.black_id == user_id, Game.white_id == user_id)).limit(1)
+        select(Game.id)
+        .where(or_(Game.black_id == user_id, Game.white_id == user_id), LISTED)
+        .limit(1)
     )
     return found is not None
 
@@ -152,5 +158,46 @@ async def make_bot(session: AsyncSession, user_id: int) -> None:
     await session.execute(update(User).where(User.id == user_id).values(is_bot=True))
 
 
+async def bots_online(
+    session: AsyncSession, seen_since: datetime, instances: Iterable[str], limit: int
+) -> list[User]:
+    """Bot accounts (not banned) seen since `seen_since` or connected to one of these server
+    processes, by name, at most `limit`."""
+    # Asked per bot (a probe of the user's presence rows), not as the set of every connected
+    # user, which one statement reading all of `presence` would build.
+    present = (
+        select(Presence.user_id)
+        .where(Presence.user_id == User.id, Presence.instance.in_(list(instances)))
+        .exists()
+    )
+    rows = await session.scalars(
+        select(User)
+        .where(
+            User.is_bot.is_(True),
+            User.banned.is_(False),
+            or_(User.last_seen_at >= seen_since, present),
+        )
+        .order_by(User.name)
+        .limit(limit)
+    )
+    return list(rows.all())
+
+
 async def is_bot(db: Executor, user_id: int) -> bool:
     return bool(await db.scalar(select(User.is_bot).where(User.id == user_id)))
+
+
+# --- preferences ---------------------------------------------------------------------------
+
+
+async def set_takebacks(session: AsyncSession, user_id: int, allowed: bool) -> None:
+    """Store the account's takeback preference (`users.takebacks`)."""
+    await session.execute(update(User).where(User.id == user_id).values(takebacks=allowed))
+
+
+async def takeback_refusers(db: Executor, user_ids: Collection[int]) -> dict[int, str]:
+    """Those of these accounts that turned takebacks off, with their names: by primary key."""
+    rows = await db.execute(
+        select(User.id, User.name).where(User.id.in_(user_ids), User.takebacks.is_(False))
+    )
+    return {user_id: name for user_id, name in rows.all()}

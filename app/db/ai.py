@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Game, User
 from app.db.table_log import Executor
-from app.status import GameStatus
+from app.status import GameStatus, UserKind
 
-AI_KIND = "ai"
+AI_KIND = UserKind.AI
 NAME_PREFIX = "AI level "
 
 

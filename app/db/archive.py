@@ -9,15 +9,12 @@ summaries and records is `app.services.archive`'s business.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal
 
 from sqlalchemy import (
-    ClauseElement,
     ColumnElement,
-    Executable,
     Row,
     Select,
     Subquery,
@@ -31,11 +28,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import aliased
 
 from app.db.models import Game, GameTable, Move, RatingChange, Room, User
-from app.rules import Result
+from app.rules import Result, Termination
+from app.status import UserKind
 from app.timeutil import as_utc
 
 Order = Literal["desc", "asc"]
@@ -66,6 +63,11 @@ PUBLIC_ONLY = Sight()
 EVERYTHING = Sight(all_private=True)
 PUBLIC = Game.is_private == false()
 PRIVATE = Game.is_private == true()
+# What every listing and count leaves out: the games aborted before they began (before both
+# sides had made a first move), which lichess hides too. They stay stored and answer by their
+# id (`game_rows`). Every archive index ends with the termination, so this is read from the
+# index like the rest of a branch.
+LISTED = Game.termination.is_distinct_from(Termination.ABORTED)
 
 
 def _not_black(player_id: int) -> ColumnElement[bool]:
@@ -92,19 +94,22 @@ class GameFilter:
     until: date | None = None  # inclusive
     min_plies: int | None = None
     ai: bool | None = None  # against the computer (one of its users, kind `ai`), or not
+    tournament: int | None = None  # played in this tournament
 
 
 def _common(flt: GameFilter, room_id: int | None) -> list[ColumnElement[bool]]:
-    """The conditions on the game's own columns."""
-    common: list[ColumnElement[bool]] = []
+    """The conditions on the game's own columns (a listed game's, `LISTED`, first)."""
+    common: list[ColumnElement[bool]] = [LISTED]
     if flt.variant is not None:
         common.append(Game.variant == flt.variant)
     if flt.termination is not None:
         common.append(Game.termination == flt.termination)
     if flt.rated is not None:
         common.append(Game.rated.is_(flt.rated))
+    if flt.tournament is not None:
+        common.append(Game.tournament_id == flt.tournament)
     if flt.ai is not None:
-        computer = select(User.id).where(User.kind == "ai").scalar_subquery()
+        computer = select(User.id).where(User.kind == UserKind.AI).scalar_subquery()
         if flt.ai:
             common.append(or_(Game.black_id.in_(computer), Game.white_id.in_(computer)))
         else:  # (a game of imported records may lack a player's id)
@@ -229,69 +234,6 @@ def _page_order_of(page: Subquery, order: Order) -> tuple[ColumnElement[Any], Co
     return page.c.started_at.asc(), page.c.id.asc()
 
 
-class _Explain(Executable, ClauseElement):
-    """PostgreSQL's `EXPLAIN (FORMAT JSON)` of a statement: its plan, not run."""
-
-    inherit_cache = False
-
-    def __init__(self, statement: Select[Any]) -> None:
-        self.statement = statement
-
-
-@compiles(_Explain, "postgresql")
-def _compile_explain(element: _Explain, compiler: Any, **kw: Any) -> str:
-    statement: str = compiler.process(element.statement, **kw)
-    return "EXPLAIN (FORMAT JSON) " + statement
-
-
-async def _plan(session: AsyncSession, statement: Select[Any]) -> dict[str, Any]:
-    document = (await session.execute(_Explain(statement))).scalar_one()
-    if isinstance(document, str):
-        document = json.loads(document)
-    plan: dict[str, Any] = document[0]["Plan"]
-    return plan
-
-
-# A count whose plan reads the whole table and costs more than this (PostgreSQL's cost units:
-# about 70,000 games) is estimated instead; a smaller archive is counted however it is read.
-COUNT_COST_LIMIT = 2_500.0
-# A count from an index that costs more than this (about 400,000 games: some 50 ms) is
-# estimated too: the busiest player's history of 800,000 games would take 200 ms to count.
-COUNT_INDEX_COST_LIMIT = 20_000.0
-
-
-def _reads_whole_table(plan: dict[str, Any]) -> bool:
-    if plan.get("Node Type") == "Seq Scan" and plan.get("Relation Name") == "games":
-        return True
-    return any(_reads_whole_table(child) for child in plan.get("Plans", []))
-
-
-async def count(session: AsyncSession, branches: Branches) -> tuple[int, bool]:
-    """Matching games, counted per branch in one statement (each an index-only count for a
-    player's history), and whether the figure is exact.
-
-    On PostgreSQL a count that no index serves (a filter on columns no index holds, such as
-    the number of plies, over the whole archive) would read the whole table: past
-    `COUNT_COST_LIMIT` the planner's estimate of the matches is given instead (not exact);
-    so is a count of more matches than an index range is read in a few dozen milliseconds
-    (`COUNT_INDEX_COST_LIMIT`). SQLite always counts."""
-    counts = [
-        select(func.count()).select_from(Game).where(*conds).scalar_subquery() for conds in branches
-    ]
-    statement = select(*counts)
-    if session.get_bind().dialect.name == "postgresql":
-        plan = await _plan(session, statement)
-        cost = plan["Total Cost"]
-        if cost > COUNT_INDEX_COST_LIMIT or (cost > COUNT_COST_LIMIT and _reads_whole_table(plan)):
-            estimates = [
-                (await _plan(session, select(Game.id).where(*conds)))["Plan Rows"]
-                for conds in branches
-            ]
-            return int(sum(estimates)), False
-    row = (await session.execute(statement)).one()
-    return sum(row), True
-
-
 _BlackChange = aliased(RatingChange)
 _WhiteChange = aliased(RatingChange)
 # id, variant, status, result, termination, black, white, rated, room slug, room name, source,
@@ -319,6 +261,7 @@ SUMMARY_COLUMNS = (
     Game.started_at,
     Game.last_move_at,
     Game.finished_at,
+    Game.tournament_id,
     _BlackChange.rating_before,
     _BlackChange.rd_before,
     _BlackChange.rating_after,
@@ -427,13 +370,14 @@ async def moves_of(session: AsyncSession, ids: list[int], with_times: bool) -> d
 async def player_totals(
     session: AsyncSession, player_id: int, colour: Colour, sight: Sight
 ) -> list[Row[*tuple[Any, ...]]]:
-    """(variant, status, result, games, latest start) of a player's games as `colour` that
-    `sight` shows (as White, those against someone else only: a game against oneself counts
-    once, as Black); one row per group and kind of game (public, private), to be summed."""
+    """(variant, status, result, games, latest start) of a player's listed games as `colour`
+    that `sight` shows (as White, those against someone else only: a game against oneself
+    counts once, as Black); one row per group and kind of game (public, private), to be
+    summed."""
     mine, theirs = (
         (Game.black_id, Game.white_id) if colour == "black" else (Game.white_id, Game.black_id)
     )
-    conds = [mine == player_id]
+    conds = [mine == player_id, LISTED]
     if colour == "white":
         conds.append(_not_black(player_id))
     parts = [

@@ -3,6 +3,7 @@ record, in the caller's transaction, and read back newest first."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.models import AuditEntry, User
+from app.db.models import AuditEntry, Room, User
 
 
 def add_entry(
@@ -75,3 +76,21 @@ async def entries(
         query = query.where(AuditEntry.id < before_id)
     rows = await session.execute(query.order_by(AuditEntry.id.desc()).limit(limit))
     return [(entry, name) for entry, name in rows.all()]
+
+
+async def target_names(
+    session: AsyncSession, entries: Sequence[AuditEntry]
+) -> dict[tuple[str, str], str]:
+    """The names of the users and the rooms these entries are about, by (target_type,
+    target_id): one primary-key look-up per kind, for a page of entries at once."""
+    found: dict[tuple[str, str], str] = {}
+    for kind, model in (("user", User), ("room", Room)):
+        ids = {
+            int(e.target_id)
+            for e in entries
+            if e.target_type == kind and e.target_id is not None and e.target_id.isdigit()
+        }
+        if ids:
+            rows = await session.execute(select(model.id, model.name).where(model.id.in_(ids)))
+            found |= {(kind, str(target_id)): name for target_id, name in rows.all()}
+    return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -10,6 +11,7 @@ from functools import partial
 from typing import Any
 
 import aiosqlite
+from aiosqlite.core import _STOP_RUNNING_SENTINEL as _STOP_RUNNING
 from sqlalchemy import event, text
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import (
@@ -61,21 +63,35 @@ def _check_on_checkout(engine: AsyncEngine, ping_after_idle: float) -> None:
                 raise DisconnectionError("the connection did not answer a ping") from exc
 
 
-class SQLiteConnection(aiosqlite.Connection):
-    """aiosqlite's connection, with a `close` that cannot wait forever.
+def _roll_back_and_close(connection: sqlite3.Connection) -> None:
+    """Close, ending the transaction first. sqlite3 closes a connection that still has a read
+    open on one of its cursors as a zombie that keeps its transaction, and the write lock, until
+    that cursor is collected: every other session would wait on "database is locked"."""
+    try:
+        if connection.in_transaction:
+            connection.rollback()
+    finally:
+        connection.close()
 
-    When a task is cancelled while SQLAlchemy invalidates its connection, SQLAlchemy stops the
-    connection's thread (`stop`) and also starts a graceful `close` in a task of its own. Plain
-    aiosqlite's `close` then queues a second stop behind the first, which the thread, gone after
-    the first, never answers: the task waits forever, and so does the event loop's shutdown (the
-    server would not exit). Here a connection already stopped is not stopped again.
+
+class SQLiteConnection(aiosqlite.Connection):
+    """aiosqlite's connection, closed so that it neither waits forever nor keeps the database
+    locked.
+
+    When a task is cancelled during a query, SQLAlchemy invalidates its connection: it closes it
+    gracefully in a shielded task and, if cancelled again, stops the connection's thread
+    (`stop`). Plain aiosqlite's `close` then queues a second stop behind the first, which the
+    thread, gone after the first, never answers: the task waits forever, and so does the event
+    loop's shutdown (the server would not exit). Here a connection already stopped is not
+    stopped again. Both ways roll back before closing: the cancelled query's cursor may still
+    be open (`_roll_back_and_close`).
     """
 
     async def close(self) -> None:
         if self._connection is None or not self._running:
             return  # closed, or stopped: its thread closes the connection and ends by itself
         try:
-            await self._execute(self._conn.close)  # type: ignore[no-untyped-call]
+            await self._execute(_roll_back_and_close, self._connection)  # type: ignore[no-untyped-call]
         finally:
             self._connection = None
             if self._running:  # not stopped meanwhile: the thread is there to answer
@@ -83,11 +99,44 @@ class SQLiteConnection(aiosqlite.Connection):
                 if stopped is not None:
                     await stopped
 
+    def stop(self) -> asyncio.Future[Any] | None:
+        """aiosqlite's stop, its close step rolling back first (in that one step: a step more
+        would keep the thread busy longer after SQLAlchemy, which does not wait for it, and
+        perhaps the event loop, are done)."""
+        self._running = False
+
+        def close_and_stop() -> object:
+            if self._connection is not None:
+                _roll_back_and_close(self._connection)
+                self._connection = None
+            return _STOP_RUNNING
+
+        try:
+            future: asyncio.Future[Any] | None = asyncio.get_event_loop().create_future()
+        except Exception:
+            future = None
+        self._tx.put_nowait((future, close_and_stop))
+        return future
+
 
 def _connect_sqlite(database: str, **kwargs: Any) -> SQLiteConnection:
     connection = SQLiteConnection(partial(sqlite3.connect, database, **kwargs), 64)
     connection._thread.daemon = True  # as SQLAlchemy's own aiosqlite connect does
     return connection
+
+
+# What every PostgreSQL connection of the server plans with.
+SERVER_SETTINGS = {
+    # No JIT compilation: every statement here is short, and PostgreSQL's estimate of a batch
+    # of an export's moves (a few thousand rows, estimated at hundreds of thousands) crossed
+    # `jit_above_cost`, which spent 6 ms compiling a 16 ms read (docs/benchmarks.md, Archive).
+    "jit": "off",
+    # The pages live play reads are in memory (or on SSDs): a page read at random costs about
+    # what one read in order does, not the default's four times. At four, reading the lobby's
+    # 10,000 open tables hash-joined a full scan of a million accounts rather than looking
+    # their 20,000 seats up (tests/db/test_live_plans.py).
+    "random_page_cost": "1.1",
+}
 
 
 def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
@@ -120,11 +169,8 @@ def make_engine(url: str, **kwargs: Any) -> AsyncEngine:
         return engine
     kwargs.setdefault("pool_size", 10)
     kwargs.setdefault("max_overflow", 20)
-    # No JIT compilation: every statement here is short, and PostgreSQL's estimate of a batch of
-    # an export's moves (a few thousand rows, estimated at hundreds of thousands) crossed
-    # `jit_above_cost`, which spent 6 ms compiling a 16 ms read (docs/benchmarks.md, Archive).
     connect_args = kwargs.pop("connect_args", {})
-    server_settings = {"jit": "off", **connect_args.pop("server_settings", {})}
+    server_settings = {**SERVER_SETTINGS, **connect_args.pop("server_settings", {})}
     kwargs["connect_args"] = {**connect_args, "server_settings": server_settings}
     ping_after_idle = kwargs.pop("ping_after_idle", PING_AFTER_IDLE_SECONDS)
     engine = create_async_engine(url, **kwargs)

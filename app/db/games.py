@@ -9,7 +9,9 @@ here once each:
   it) its ending;
 - an ending is stored only on the game's row, locked, still in progress (at `ply`, if given):
   `in_progress` says so, `end` writes it;
-- a player's absence is set or cleared only where it is not so already (`absences`, `set_away`).
+- a player's absence is set or cleared only where it is not so already (`absences`, `set_away`);
+- a takeback is stored only on the game's row, locked, still in progress: `take_back` removes
+  the plies taken back from `moves` and sets the row back to the ply before them.
 
 What a move or an ending means (the rules, the clocks) is decided by the services; this module
 writes and reads rows.
@@ -20,27 +22,21 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-import asyncpg
 from sqlalchemy import (
-    BigInteger,
     ColumnElement,
-    DateTime,
-    Integer,
-    String,
     and_,
     bindparam,
+    delete,
     func,
     insert,
     or_,
     select,
-    text,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from app.db import table_log
 from app.db.models import Game, Move, User
 from app.db.table_log import Executor, StoredEvent
 from app.status import GameStatus
@@ -50,238 +46,10 @@ Stored = list[StoredEvent] | None  # a move's events as numbered, or None: not s
 _PLAYING = GameStatus.PLAYING.value
 
 
-@dataclass(frozen=True, slots=True)
-class MoveCommit:
-    """One move to store with the game's new state (and its ending, if the move ended it)."""
-
-    game_id: int
-    table_id: int
-    ply: int  # plies played once this move is stored (the move's own ply number)
-    move: str
-    at: datetime
-    events: tuple[str, ...] = ()  # the table events it makes (JSON), numbered when stored
-    clock_ms: int | None = None  # the mover's time left
-    black_ms: int | None = None
-    white_ms: int | None = None
-    deadline: datetime | None = None  # when the side to move then runs out
-    status: str = GameStatus.PLAYING
-    result: str = "*"  # Result.UNFINISHED
-    termination: str | None = None
-
-
 # --- storing moves -------------------------------------------------------------------------
 #
 # The two move statements below are made from these two parts, `{m}` naming where the move's
 # values come from (`b.` a row of the batch, `:` a bound parameter) and `g` the game's row.
-
-# The game's row after the move: its ply, clocks and deadline, and its ending if it ended.
-_MOVE_SETS = f"""
-    ply_count = {{m}}ply, last_move_at = {{m}}at,
-    black_clock_ms = {{m}}black_ms, white_clock_ms = {{m}}white_ms,
-    status = {{m}}status, result = {{m}}result, termination = {{m}}termination,
-    deadline_at = {{m}}deadline,
-    finished_at = CASE WHEN {{m}}status = '{_PLAYING}' THEN g.finished_at ELSE {{m}}at END,
-    draw_offer = CASE WHEN {{m}}status = '{_PLAYING}' THEN g.draw_offer END
-"""
-# The condition of storing a move: the game is still in progress at the ply before it.
-_MOVE_FOLLOWS = f"g.status = '{_PLAYING}' AND g.ply_count = {{m}}ply - 1"
-
-# One move, as a statement of its own (SQLite, which writes in-process).
-_MOVE_SQL = text(
-    f"""
-    UPDATE games AS g SET {_MOVE_SETS.format(m=":")}
-    WHERE g.id = :game_id AND {_MOVE_FOLLOWS.format(m=":")}
-    """
-).bindparams(
-    # Typed, so that PostgreSQL's driver is told each parameter's type (`$5::VARCHAR`): one used
-    # twice (`status`) would otherwise be deduced two ways.
-    bindparam("game_id", type_=BigInteger()),
-    bindparam("ply", type_=Integer()),
-    bindparam("at", type_=DateTime(timezone=True)),
-    bindparam("black_ms", type_=Integer()),
-    bindparam("white_ms", type_=Integer()),
-    bindparam("status", type_=String()),
-    bindparam("result", type_=String()),
-    bindparam("termination", type_=String()),
-    bindparam("deadline", type_=DateTime(timezone=True)),
-)
-
-# One round trip for a whole batch on PostgreSQL: the conditional updates, the inserts of the
-# moves whose update matched, and their events numbered on their tables (a game, and so its
-# table, appears at most once per batch). Data-modifying CTEs all run, read or not.
-_BATCH_SQL = f"""
-    WITH batch AS (
-        SELECT * FROM unnest(
-            $1::BIGINT[], $2::BIGINT[], $3::INTEGER[], $4::VARCHAR[], $5::INTEGER[],
-            $6::TIMESTAMPTZ[], $7::INTEGER[], $8::INTEGER[], $9::VARCHAR[], $10::VARCHAR[],
-            $11::VARCHAR[], $12::TIMESTAMPTZ[], $13::INTEGER[]
-        ) AS b(game_id, table_id, ply, move, clock_ms, at, black_ms, white_ms, status, result,
-               termination, deadline, nev)
-    ),
-    moved AS (
-        UPDATE games AS g SET {_MOVE_SETS.format(m="b.")}
-        FROM batch AS b
-        WHERE g.id = b.game_id AND {_MOVE_FOLLOWS.format(m="b.")}
-        RETURNING g.id
-    ),
-    numbered AS (
-        UPDATE tables AS t
-        SET event_seq = t.event_seq + b.nev
-        FROM batch AS b JOIN moved ON moved.id = b.game_id
-        WHERE t.id = b.table_id
-        RETURNING b.game_id, t.event_seq - b.nev AS base
-    ),
-    stored_moves AS (
-        INSERT INTO moves (game_id, ply, move, clock_ms, played_at)
-        SELECT b.game_id, b.ply, b.move, b.clock_ms, b.at
-        FROM batch AS b JOIN moved ON moved.id = b.game_id
-    ),
-    stored_events AS (
-        INSERT INTO table_events (table_id, seq, payload, at)
-        SELECT b.table_id, n.base + e.off, e.payload, b.at
-        FROM unnest($14::BIGINT[], $15::INTEGER[], $16::TEXT[]) AS e(game_id, off, payload)
-        JOIN numbered AS n ON n.game_id = e.game_id
-        JOIN batch AS b ON b.game_id = e.game_id
-    )
-    SELECT game_id, base FROM numbered
-    """
-
-
-async def prepare_batch(
-    conn: AsyncConnection,
-) -> tuple[asyncpg.Connection, asyncpg.prepared_stmt.PreparedStatement]:
-    """The batch statement, prepared on the driver's connection: through the ORM layer each
-    batch cost more client CPU than the statement itself (167 µs against 62 µs for 17 moves).
-
-    The batch is one statement, atomic by itself, so there are no BEGIN/COMMIT trips. Its
-    arrays hide the batch's size from the planner, so planning it afresh for each batch, as the
-    server does by default, gains nothing and costs more than running it (about 100 µs against
-    19 µs of PostgreSQL's CPU per move at 16 moves a batch): it keeps one generic plan. The
-    connection must be the caller's alone and discarded with it, so the setting goes too.
-    """
-    raw = (await conn.get_raw_connection()).driver_connection
-    driver = cast(asyncpg.Connection, raw)
-    await driver.execute("SET plan_cache_mode = force_generic_plan")
-    return driver, await driver.prepare(_BATCH_SQL)
-
-
-async def ping_driver(driver: asyncpg.Connection) -> None:
-    """Ask the driver's connection for nothing: raises if it is dead."""
-    await driver.fetchval("SELECT 1")
-
-
-async def write_batch(
-    statement: asyncpg.prepared_stmt.PreparedStatement, moves: list[MoveCommit]
-) -> list[Stored]:
-    """The whole batch in one statement (from `prepare_batch`): update the games, insert the
-    moves of those updated and number and append their events; report what was stored."""
-    events = [(m.game_id, n, text) for m in moves for n, text in enumerate(m.events, 1)]
-    rows = await statement.fetch(
-        [m.game_id for m in moves],
-        [m.table_id for m in moves],
-        [m.ply for m in moves],
-        [m.move for m in moves],
-        [m.clock_ms for m in moves],
-        [m.at for m in moves],
-        [m.black_ms for m in moves],
-        [m.white_ms for m in moves],
-        [m.status for m in moves],
-        [m.result for m in moves],
-        [m.termination for m in moves],
-        [m.deadline for m in moves],
-        [len(m.events) for m in moves],
-        [game_id for game_id, _, _ in events],
-        [n for _, n, _ in events],
-        [text for _, _, text in events],
-    )
-    base = {row[0]: row[1] for row in rows}
-    return [
-        [StoredEvent(m.table_id, base[m.game_id] + n, text) for n, text in enumerate(m.events, 1)]
-        if m.game_id in base
-        else None
-        for m in moves
-    ]
-
-
-def _move_values(m: MoveCommit) -> dict[str, object]:
-    """`_MOVE_SQL`'s parameters for the move."""
-    return {
-        "game_id": m.game_id,
-        "ply": m.ply,
-        "at": m.at,
-        "black_ms": m.black_ms,
-        "white_ms": m.white_ms,
-        "status": m.status,
-        "result": m.result,
-        "termination": m.termination,
-        "deadline": m.deadline,
-    }
-
-
-def _move_row(m: MoveCommit) -> dict[str, object]:
-    """The move's row in `moves`."""
-    return {
-        "game_id": m.game_id,
-        "ply": m.ply,
-        "move": m.move,
-        "clock_ms": m.clock_ms,
-        "played_at": m.at,
-    }
-
-
-async def write_each(conn: AsyncConnection, moves: list[MoveCommit]) -> list[Stored]:
-    """One conditional update per move, in one transaction (SQLite writes in-process)."""
-    stored: list[Stored] = []
-    rows: list[dict[str, object]] = []
-    async with conn.begin():
-        for m in moves:
-            result = await conn.execute(_MOVE_SQL, _move_values(m))
-            if result.rowcount != 1:
-                stored.append(None)
-                continue
-            rows.append(_move_row(m))
-            stored.append(await table_log.append(conn, m.table_id, m.events, m.at))
-        if rows:
-            await conn.execute(insert(Move), rows)
-    return stored
-
-
-async def write_one(session: AsyncSession, m: MoveCommit) -> Game | None:
-    """Store one move in the caller's transaction with the same conditional statement, its
-    game's row locked first, but not its events (the caller appends them once it knows all they
-    say, e.g. a rating change); the game's row as stored, or None if the game was not in
-    progress at the ply before."""
-    row = await locked(session, m.game_id)
-    if row is None:
-        return None
-    result = await session.execute(_MOVE_SQL, _move_values(m))
-    if result.rowcount != 1:  # type: ignore[attr-defined]
-        return None
-    await session.execute(insert(Move), [_move_row(m)])
-    await session.refresh(row)
-    return row
-
-
-async def confirm(
-    conn: AsyncConnection, moves: list[MoveCommit], stored: list[Stored]
-) -> list[Stored]:
-    """After a retry, a move reported as not stored may have been stored by the first try: if
-    its row is there with the same text, its events are the table's latest ones."""
-    confirmed = []
-    async with conn.begin():
-        for move, result in zip(moves, stored, strict=True):
-            if result is None and move.events:
-                text = await conn.scalar(
-                    select(Move.move).where(Move.game_id == move.game_id, Move.ply == move.ply)
-                )
-                if text == move.move:
-                    head = await table_log.head(conn, move.table_id)
-                    after = head - len(move.events)
-                    found = await table_log.since(conn, move.table_id, after, len(move.events))
-                    if [e.payload for e in found] == list(move.events):
-                        result = found
-            confirmed.append(result)
-    return confirmed
 
 
 # --- creating and reading games ------------------------------------------------------------
@@ -332,6 +100,8 @@ CLOCK_COLUMNS = (
     Game.white_clock_ms,
     Game.last_move_at,
     Game.started_at,
+    Game.black_berserk,
+    Game.white_berserk,
 )
 
 _CATCH_UP = (
@@ -491,3 +261,44 @@ async def set_away(db: Executor, game_id: int, black: bool, since: datetime | No
     """Set (`since`) or clear (None) the absence of one player of a game."""
     column = "black_away_since" if black else "white_away_since"
     await db.execute(update(Game).where(Game.id == game_id).values({column: since}))
+
+
+# --- takebacks -----------------------------------------------------------------------------
+
+
+def ask_takeback(row: Game, by: str | None) -> None:
+    """Note on the locked row the takeback request of `by` (black|white) made at its current
+    ply, or none (None); written at commit."""
+    row.takeback_by = by
+    row.takeback_ply = None if by is None else row.ply_count
+
+
+async def move_clocks(db: Executor, game_id: int, upto: int) -> list[tuple[int, int | None]]:
+    """(ply, the mover's time left after it) of the game's moves up to ply `upto`, in order."""
+    rows = await db.execute(
+        select(Move.ply, Move.clock_ms)
+        .where(Move.game_id == game_id, Move.ply <= upto)
+        .order_by(Move.ply)
+    )
+    return [(ply, clock_ms) for ply, clock_ms in rows.all()]
+
+
+async def take_back(
+    session: AsyncSession,
+    row: Game,
+    ply: int,
+    at: datetime,
+    clocks_ms: tuple[int, int] | None,
+    deadline: datetime | None,
+) -> None:
+    """Set the game of a locked row in progress back to `ply`: the later moves go from
+    `moves`, the side to move's turn starts `at` with the clocks `clocks_ms` (black, white;
+    None: untimed) and runs out at `deadline`; no draw offer or takeback request is left."""
+    assert in_progress(row) and ply < row.ply_count
+    await session.execute(delete(Move).where(Move.game_id == row.id, Move.ply > ply))
+    row.ply_count, row.last_move_at, row.deadline_at = ply, at, deadline
+    if clocks_ms is not None:
+        row.black_clock_ms, row.white_clock_ms = clocks_ms
+    row.draw_offer = row.black_offer_ply = row.white_offer_ply = None
+    row.takeback_by = row.takeback_ply = None
+    await session.flush()

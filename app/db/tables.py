@@ -70,9 +70,11 @@ _LATEST_GAME = (
 )
 # A table with its seats' names and its latest game, in one row: id, room_id, variant,
 # clock_base_s, clock_increment_s, colour, is_private, invite_code, start_fen, owner_id, owner's
-# name, guest_id, guest's name, status, rematch, the latest game's id and status, rated; then
+# name, guest_id, guest's name, status, rematch, the latest game's id and status, rated,
+# takebacks; then
 # per seat (owner, guest) the account's kind and its rating in the table's variant and category
-# (rating, rd, volatility, last_game_at; null without a rating row), by primary key.
+# (rating, rd, volatility, last_game_at; null without a rating row), by primary key; then each
+# seat's takeback preference (owner's, guest's; null for an empty seat).
 _TABLE_QUERY = (
     select(
         GameTable.id,
@@ -93,6 +95,7 @@ _TABLE_QUERY = (
         Game.id,
         Game.status,
         GameTable.rated,
+        GameTable.takebacks,
         *(
             column
             for user, rating in ((_OWNER, _OWNER_RATING), (_GUEST, _GUEST_RATING))
@@ -104,6 +107,8 @@ _TABLE_QUERY = (
                 rating.last_game_at,
             )
         ),
+        _OWNER.takebacks,
+        _GUEST.takebacks,
     )
     .outerjoin(_OWNER, _OWNER.id == GameTable.owner_id)
     .outerjoin(_GUEST, _GUEST.id == GameTable.guest_id)
@@ -154,14 +159,21 @@ async def lock_host(db: Executor, user_id: int) -> None:
     await db.execute(select(User.id).where(User.id == user_id).with_for_update(key_share=True))
 
 
-async def count_hosted(db: Executor, user_id: int) -> int:
-    """How many open tables the user hosts."""
-    found = await db.scalar(
-        select(func.count())
-        .select_from(GameTable)
-        .where(GameTable.owner_id == user_id, GameTable.status == TableStatus.OPEN)
+async def hosted(db: Executor, user_id: int) -> list[tuple[int, bool]]:
+    """The tables the user hosts that count towards TABLES_PER_USER, by id, each with whether
+    a game is in progress there: open tables that wait for a player or hold a game in
+    progress (a table whose game has ended counts no more)."""
+    rows = await db.execute(
+        select(GameTable.id, Game.status)
+        .outerjoin(Game, Game.id == _LATEST_GAME)
+        .where(
+            GameTable.owner_id == user_id,
+            GameTable.status == TableStatus.OPEN,
+            or_(Game.id.is_(None), Game.status == GameStatus.PLAYING),
+        )
+        .order_by(GameTable.id)
     )
-    return int(found or 0)
+    return [(table_id, status == GameStatus.PLAYING) for table_id, status in rows.all()]
 
 
 async def count_open(db: Executor, room_id: int | None = None) -> int:

@@ -15,17 +15,16 @@ import logging
 import time
 import types
 from collections import deque
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
-from app.services.live import (
-    PlayerRef,
-    dumps,
-)
+from app.services.errors import Code
+from app.services.live import dumps
+from app.services.players import PlayerRef
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +138,7 @@ class Connection:
         self.state = ConnectionState.OPEN
         self.tables: set[int] = set()
         self.lobby = False
+        self.counts = False  # asked for the `spectators` notices of the tables it watches
         self.moving = False  # closed because this server restarts: the user is not gone
         self.messages = TokenBucket(messages_per_second, 2 * messages_per_second)
         self.chats = TokenBucket(CHAT_PER_SECOND, CHAT_BURST)
@@ -176,11 +176,18 @@ class Connection:
             return
         self._queue.append(text)
 
-    def send(self, payload: dict[str, Any]) -> None:
+    def send(self, payload: Mapping[str, Any]) -> None:
         self.send_text(dumps(payload))
 
-    def error(self, code: str, message: str, ref: str | int | None = None) -> None:
-        payload: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    def error(
+        self,
+        code: Code,
+        message: str,
+        ref: str | int | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        payload: dict[str, Any] = {**(extra or {}), "type": "error", "code": code.text}
+        payload["message"] = message
         if ref is not None:
             payload["ref"] = ref
         self.send(payload)

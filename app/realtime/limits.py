@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from app.realtime.connections import CLOSE_TRY_AGAIN
+from app.services.errors import Code
 
 logger = logging.getLogger(__name__)
 
@@ -189,9 +190,12 @@ class ConnectionCapMiddleware:
         websocket = WebSocket(scope, receive, send)
         if "websocket.http.response" in scope.get("extensions", {}):
             # The body every HTTP error of this server has (docs/protocol.md, REST errors).
-            body = {"error": "too_many_connections", "message": refused}
+            code = Code.TOO_MANY_CONNECTIONS
+            body = {"error": code.text, "message": refused}
             headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
-            await websocket.send_denial_response(JSONResponse(body, 429, headers=headers))
+            await websocket.send_denial_response(
+                JSONResponse(body, code.http_status, headers=headers)
+            )
         else:
             await websocket.close(CLOSE_TRY_AGAIN, refused)
 

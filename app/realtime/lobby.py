@@ -1,4 +1,6 @@
-"""The lobby snapshot a new subscriber gets, read from the database once for many.
+"""The lobby as this process serves it (`Lobby`): its subscribers, the lobby channel's updates
+with the spectators counted here, and the snapshot a new subscriber gets (`LobbySnapshots`),
+read from the database once for many.
 
 A snapshot is one query, but a page load makes one, and a crowd arriving at once (a server
 restart's reconnections, a link shared widely) would otherwise make one each and hold the
@@ -15,12 +17,23 @@ own.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import Awaitable, Callable
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from app.realtime.connections import Connection
+from app.realtime.feeds import SPECTATORS_EVERY_SECONDS, Feeds, TableFeed
+from app.services import events, messages, tables
+from app.services.live import LivePlay, dumps
 
 MAX_AGE_SECONDS = 1.0
 """How long a snapshot is served again while no lobby update comes: updates missed while the
 broker is down (another process's tables) are old by at most this much more."""
+
+SUBSCRIBE_TRIES = 4
+"""Reads a new subscriber waits for at most, each undone by an update sent during it."""
 
 
 class LobbySnapshots:
@@ -55,6 +68,18 @@ class LobbySnapshots:
         # Shielded: one subscriber leaving does not cancel the read the others wait for.
         return await asyncio.shield(pending[1])
 
+    async def for_subscriber(self) -> str:
+        """The snapshot for a subscriber that hears updates from now on: one sent while its
+        snapshot is read reaches it first, and a snapshot read before that update would undo
+        it on the page; so it waits for a read begun after the last update it was sent (a few
+        tries: on a lobby that changes all the time, the next update puts it right)."""
+        for _ in range(SUBSCRIBE_TRIES - 1):
+            generation = self.generation
+            text = await self.get()
+            if self.generation == generation:
+                return text
+        return await self.get()
+
     async def _read_once(self, generation: int) -> str:
         begun = time.monotonic()
         self.reads += 1
@@ -71,3 +96,139 @@ class LobbySnapshots:
 def _retrieve(task: asyncio.Task[str]) -> None:
     if not task.cancelled():
         task.exception()
+
+
+class Lobby:
+    """The lobby as this process serves it: its subscribers, the snapshot they get, and the
+    updates of the lobby channel with the spectators counted here (each process counts its
+    own watchers; a figure it alone knows, never stored)."""
+
+    def __init__(self, live: LivePlay, feeds: Feeds) -> None:
+        self.live = live
+        self.feeds = feeds
+        self.subscribers: set[Connection] = set()
+        self.snapshots = LobbySnapshots(self._read)
+        # Per feed: who sat at its table when last counted, and the count its watchers were
+        # last told (`spectators` notices); gone with the feed.
+        self._seated: weakref.WeakKeyDictionary[TableFeed, set[int]] = weakref.WeakKeyDictionary()
+        self._told: weakref.WeakKeyDictionary[TableFeed, int] = weakref.WeakKeyDictionary()
+
+    async def subscribe(self, conn: Connection) -> None:
+        self.subscribers.add(conn)
+        conn.lobby = True
+        conn.send_text(await self.snapshots.for_subscriber())
+
+    async def _read(self) -> str:
+        rooms = await tables.lobby(self.live)
+        for room in rooms:
+            for table in room["tables"]:
+                table["spectators"] = self.spectators(table)
+        return dumps(messages.lobby_snapshot(rooms))
+
+    def unsubscribe(self, conn: Connection) -> None:
+        self.subscribers.discard(conn)
+        conn.lobby = False
+
+    async def event(self, text: str) -> None:
+        message = events.decode(text)
+        kind = message.get("type")
+        if kind == "lobby_table":
+            text = self._with_spectators(text, message)
+        elif kind == "lobby_table_removed":
+            feed = self.feeds.get(message["table"])
+            if feed is not None:
+                feed.summary, feed.unlisted = None, True
+        self.send(text)
+
+    def send(self, text: str) -> None:
+        self.snapshots.changed()
+        for conn in tuple(self.subscribers):
+            conn.send_text(text)
+
+    def _with_spectators(self, text: str, event: dict[str, Any]) -> str:
+        """A table's lobby update (`text`, read as `event`) with the spectators counted here
+        (it may come from another server process, which counts its own)."""
+        summary = event["table"]
+        feed = self.feeds.get(summary["id"])
+        count = 0
+        if feed is not None:
+            count = self.count(feed, {p["id"] for p in summary["players"]})
+            feed.summary, feed.unlisted = summary, False
+            feed.spectators_shown, feed.spectators_at = count, self.live.clock.monotonic()
+        summary["spectators"] = count
+        return dumps(event)
+
+    def count(self, feed: TableFeed, seated: set[int]) -> int:
+        """People here following the table without a seat: each signed-in user once (however
+        many tabs), each anonymous connection."""
+        self._seated[feed] = seated
+        users: set[int] = set()
+        anonymous = 0
+        for conn in feed.watchers:
+            if conn.user is None:
+                anonymous += 1
+            elif conn.user.id not in seated:
+                users.add(conn.user.id)
+        return len(users) + anonymous
+
+    def spectators(self, table: Mapping[str, Any]) -> int:
+        """The people watching a table here without a seat (`table` as clients see it)."""
+        feed = self.feeds.get(table["id"])
+        if feed is None:
+            return 0
+        return self.count(feed, {p["id"] for p in table["players"]})
+
+    def watchers_changed(self, feed: TableFeed) -> None:
+        """Someone started or stopped watching: tell the lobby and the table's watchers, at
+        most once a second per table (a burst of watchers makes one update)."""
+        if feed.spectators_timer is not None:
+            return
+        delay = feed.spectators_at + SPECTATORS_EVERY_SECONDS - self.live.clock.monotonic()
+        if delay <= 0:
+            self._announce_spectators(feed)
+        else:
+            feed.spectators_timer = self.live.clock.call_later(
+                delay, functools.partial(self._announce_spectators, feed)
+            )
+
+    def _seated_now(self, feed: TableFeed) -> set[int] | None:
+        """Who sits at the feed's table, as its latest table event delivered here shows it (or
+        as last counted)."""
+        for stored in reversed(feed.events):
+            data = events.of(stored)
+            if data["type"] == "table_update":
+                return {p["id"] for p in data["state"]["players"]}
+            if data["type"] == "game_started":
+                return {p["id"] for p in data["table_state"]["players"]}
+        return self._seated.get(feed)
+
+    def _tell_watchers(self, feed: TableFeed) -> None:
+        """Tell the table's watchers here that asked for it (`watch` with `spectators`) how
+        many watch it without a seat, if that changed:
+        `spectators`, a notice outside the table's numbered events (never stored: each process
+        counts its own watchers)."""
+        seated = self._seated_now(feed)
+        if seated is None:
+            return
+        count = self.count(feed, seated)
+        if self._told.get(feed) == count:
+            return
+        self._told[feed] = count
+        text = dumps({"type": "spectators", "table": feed.table_id, "count": count})
+        for conn in tuple(feed.watchers):
+            if conn.counts:
+                conn.send_text(text)
+
+    def _announce_spectators(self, feed: TableFeed) -> None:
+        feed.spectators_timer = None
+        self._tell_watchers(feed)
+        if feed.unlisted or feed.summary is None:
+            return
+        summary = feed.summary
+        count = self.count(feed, {p["id"] for p in summary["players"]})
+        if count == feed.spectators_shown:
+            return
+        feed.spectators_shown, feed.spectators_at = count, self.live.clock.monotonic()
+        summary = summary | {"spectators": count}
+        # Counted by this process, so told to its own lobby subscribers only.
+        self.send(dumps(messages.lobby_table(summary["room"], summary)))

@@ -62,6 +62,7 @@ class Open(Message):
     private: bool = False
     start_fen: Annotated[str, Field(max_length=200)] | None = None
     rated: bool = False  # rated: its games move both players' ratings (registered accounts)
+    takebacks: bool | None = None  # may a player ask to take a move back (default: unless rated)
 
 
 class PlayAI(Message):
@@ -95,6 +96,7 @@ class Watch(TableMessage):
     since: Annotated[int, Field(ge=0)] | None = None
     epoch: Annotated[str, Field(max_length=32), Printable] | None = None
     invite: Annotated[str, Field(max_length=32), Printable] | None = None
+    spectators: bool = False  # send this connection `spectators` notices (the count)
 
 
 class Unwatch(TableMessage):
@@ -137,12 +139,28 @@ class DrawDecline(GameMessage):
     type: Literal["draw_decline"]
 
 
+class TakebackOffer(GameMessage):
+    type: Literal["takeback_offer"]
+
+
+class TakebackAccept(GameMessage):
+    type: Literal["takeback_accept"]
+
+
+class TakebackDecline(GameMessage):
+    type: Literal["takeback_decline"]
+
+
 class Abort(GameMessage):
     type: Literal["abort"]
 
 
 class ClaimWin(GameMessage):
     type: Literal["claim_win"]
+
+
+class Berserk(GameMessage):
+    type: Literal["berserk"]
 
 
 class Challenge(Message):
@@ -195,9 +213,13 @@ ClientMessage = Annotated[
     | Chat
     | Move
     | Resign
+    | Berserk
     | DrawOffer
     | DrawAccept
     | DrawDecline
+    | TakebackOffer
+    | TakebackAccept
+    | TakebackDecline
     | Abort
     | ClaimWin
     | Challenge

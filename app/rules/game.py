@@ -170,8 +170,35 @@ class Game:
         self._track(before.turn, after, internal[1] != 0, man_moved, promoted)
         return played
 
+    def play_known(self, text: str) -> bool:
+        """Apply a move another server has checked and stored (the full path a move event
+        carries), without generating the legal moves: a copy of a game kept current on a second
+        server. The end of the game is not looked for (the event that ends it follows). False,
+        with nothing changed, if the path does not fit the position (the copy is stale)."""
+        before = self.position
+        if self._outcome is not None:
+            return False
+        internal = before._known(text)
+        if internal is None:
+            return False
+        after = before._apply(internal)
+        self.position = after
+        self.moves.append(before._public(internal))
+        source, target = 1 << internal[0][0], 1 << internal[0][-1]
+        man_moved = bool((before.black_men | before.white_men) & source)
+        promoted = man_moved and bool((after.black_kings | after.white_kings) & target)
+        self._track(before.turn, after, internal[1] != 0, man_moved, promoted, look_for_end=False)
+        return True
+
     def _track(
-        self, mover: Color, after: Position, capture: bool, man_moved: bool, promoted: bool
+        self,
+        mover: Color,
+        after: Position,
+        capture: bool,
+        man_moved: bool,
+        promoted: bool,
+        *,
+        look_for_end: bool = True,
     ) -> None:
         if capture or man_moved:
             self._seen.clear()
@@ -184,7 +211,7 @@ class Game:
         kings_draw = rules.kings_ending_draw and self._track_kings_ending(mover, after)
 
         draw: Termination | None = None
-        if not after.has_legal_moves():
+        if look_for_end and not after.has_legal_moves():
             self._outcome = Outcome(Termination.NO_MOVES, mover)
         elif repeats >= rules.repetitions_to_draw:
             draw = Termination.REPETITION

@@ -223,6 +223,28 @@ class Position:
             reason = "not a legal move here"
         raise IllegalMoveError(f"illegal move {text!r} in {fen}: {reason}", move=text, fen=fen)
 
+    def _known(self, text: str) -> InternalMove | None:
+        """The move a full path names when another server already checked it legal: its
+        captures read off the board (the opponent's piece between each two stops), no legal
+        move generated. None when the path does not fit this position: no piece of the side to
+        move on its first square, its last square taken, or not one capture per hop of a
+        capture (`x`) and none in a plain move."""
+        path = tuple(s - 1 for s in parse_squares(text))
+        men, kings, opp, empty, _ = self._sides()
+        source, target = 1 << path[0], 1 << path[-1]
+        if not (men | kings) & source or not (empty | source) & target:
+            return None
+        captured = 0
+        for a, b in zip(path, path[1:], strict=False):
+            hop = BETWEEN[a][b] & opp
+            if hop & (hop - 1) or hop & captured:
+                return None  # two pieces jumped at once, or one twice
+            captured |= hop
+        jumps = captured.bit_count()
+        if ("x" in text and jumps != len(path) - 1) or ("x" not in text and jumps):
+            return None
+        return path, captured
+
     def play(self, move: Move | str) -> Position:
         """The position after ``move`` (move text or a ``Move``), which must be legal here."""
         return self._apply(self._find(move if isinstance(move, str) else str(move)))

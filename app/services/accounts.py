@@ -26,7 +26,8 @@ from app.db.accounts import find_user as find_user
 from app.db.models import User
 from app.metrics import LOGINS
 from app.services import fair_play, limits
-from app.services.errors import ServiceError
+from app.services.errors import Code, ServiceError
+from app.status import UserKind
 from app.timeutil import utcnow
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{3,20}")
@@ -74,49 +75,47 @@ class AccountError(ServiceError):
 
 class InvalidName(AccountError):
     def __init__(self, message: str) -> None:
-        super().__init__("invalid_name", message, http_status=422)
+        super().__init__(Code.INVALID_NAME, message)
 
 
 class WeakPassword(AccountError):
     def __init__(self, message: str) -> None:
-        super().__init__("weak_password", message, http_status=422)
+        super().__init__(Code.WEAK_PASSWORD, message)
 
 
 class NameTaken(AccountError):
     def __init__(self, message: str) -> None:
-        super().__init__("name_taken", message, http_status=409)
+        super().__init__(Code.NAME_TAKEN, message)
 
 
 class BadCredentials(AccountError):
     def __init__(self, message: str) -> None:
-        super().__init__("bad_credentials", message, http_status=401)
+        super().__init__(Code.BAD_CREDENTIALS, message)
 
 
 class Banned(AccountError):
     def __init__(self, reason: str | None) -> None:
         self.reason = reason
         message = f"this account is banned: {reason or 'no reason given'}"
-        super().__init__("banned", message, http_status=403)
+        super().__init__(Code.BANNED, message)
 
 
 class Throttled(AccountError):
     """Refused for now; `retry_after` seconds later it may succeed."""
 
-    def __init__(self, code: str, retry_after: int, message: str) -> None:
-        super().__init__(
-            code, f"{message}; retry in {retry_after} s", http_status=429, retry_after=retry_after
-        )
+    def __init__(self, code: Code, retry_after: int, message: str) -> None:
+        super().__init__(code, f"{message}; retry in {retry_after} s", retry_after=retry_after)
 
 
 class TooManyFailures(Throttled):
     def __init__(self, retry_after: int) -> None:
-        super().__init__("too_many_attempts", retry_after, "too many failed log-ins")
+        super().__init__(Code.TOO_MANY_ATTEMPTS, retry_after, "too many failed log-ins")
 
 
 class TooManyAccounts(Throttled):
     def __init__(self, retry_after: int, kind: str) -> None:
         message = f"too many new {kind} accounts from your address"
-        super().__init__("too_many_accounts", retry_after, message)
+        super().__init__(Code.TOO_MANY_ACCOUNTS, retry_after, message)
 
 
 @dataclass(frozen=True)
@@ -220,7 +219,7 @@ async def register(
             session,
             name=name,
             password_hash=password_hash,
-            kind="registered",
+            kind=UserKind.REGISTERED,
             last_seen_at=utcnow(),
         )
         await fair_play.note_address(session, user.id, address, utcnow())
@@ -251,7 +250,9 @@ async def start_guest(session: AsyncSession, settings: Settings, address: str) -
         if await find_user(session, name) is not None:
             continue
         try:
-            user = await stored.add_user(session, name=name, kind="guest", last_seen_at=utcnow())
+            user = await stored.add_user(
+                session, name=name, kind=UserKind.GUEST, last_seen_at=utcnow()
+            )
         except IntegrityError:
             await session.rollback()
             continue
@@ -295,7 +296,7 @@ async def log_in(
         raise Banned(user.ban_reason)
     now = utcnow()
     user.last_seen_at = now
-    if user.kind == "registered":
+    if user.kind == UserKind.REGISTERED:
         await fair_play.note_address(session, user.id, address, now)
     await stored.delete_expired_tokens(session, user.id, now)
     login = await _issue_token(session, settings, user)
@@ -325,7 +326,7 @@ async def create_admin(session: AsyncSession, name: str, password: str | None) -
     """
     user = await find_user(session, name)
     if user is not None:
-        if user.kind != "registered":
+        if user.kind != UserKind.REGISTERED:
             raise InvalidName(f"{user.name!r} is a {user.kind} account, which cannot log in")
         user.role = "admin"
         await session.commit()

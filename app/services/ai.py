@@ -3,13 +3,13 @@
 The AI is one user per level ("AI level 1" … "AI level 8", kind `ai`: no password, they cannot
 log in). Its moves go through `games.play_move` like anyone's; its draw answers and resignations
 through `decisions`. Its searches (`app.engine.search`) never run in the event loop: those of
-the weak levels, capped at 1,200 nodes or fewer (`QUICK_NODES`, a few milliseconds), in a thread
-of this process, so they never wait behind the strong levels' long searches; the others in a
-bounded process pool (`AI_WORKERS` processes per server process). A game has at most one search
-at a time, and searches beyond the pool's size wait their turn in a `FairQueue`, taken in turn
-per player, so one player's many games cannot starve the others'. A user may play at most
-AI_GAMES_PER_USER games against the AI at once, an address AI_GAMES_PER_ADDRESS
-(`tables.open_ai_table`).
+the weak levels, capped at 1,200 nodes or fewer (`ai_search.QUICK_NODES`, a few milliseconds),
+in a thread of this process, so they never wait behind the strong levels' long searches; the
+others in a bounded process pool (`AI_WORKERS` processes per server process). A game has at most
+one search at a time, and searches beyond the pool's size wait their turn in a `FairQueue`,
+taken in turn per player, so one player's many games cannot starve the others'. A user may play
+at most AI_GAMES_PER_USER games against the AI at once, an address AI_GAMES_PER_ADDRESS
+(`table_opening.open_ai_table`).
 
 Which process plays: each game against the AI names its driver (`games.ai_driver`, a heartbeat
 instance): the process that started it. Every `sweep_seconds` each process takes over, with a
@@ -24,24 +24,22 @@ How the AI behaves (see docs/protocol.md):
 - it thinks for its level's movetime, less when its clock is low (at most a twentieth of the
   time it has left), so it moves well within the first-move deadline;
 - a draw offer is accepted from move 40 on (ply 80) when a short search scores the position
-  about equal or worse for it (at most `DRAW_SCORE`, a quarter of a man), declined otherwise;
+  about equal or worse for it (at most `ai_search.DRAW_SCORE`, a quarter of a man),
+  declined otherwise;
 - at levels 6-8 it resigns once its searches have scored the position below `RESIGN_SCORE`
   (five men down) `RESIGN_AFTER` times in a row;
 - it never claims a win against an absent player, never aborts, and always accepts a rematch
-  (`tables.rematch`).
+  (`seating.rematch`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import multiprocessing
 import os
-import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
@@ -50,33 +48,22 @@ from typing import Any
 from app.db import ai as stored_ai
 from app.db.table_log import StoredEvent
 from app.engine import Limits, SearchResult, level_limits, search
-from app.rules import Color, Game
-from app.services import decisions, games, heartbeat, tables
+from app.rules import Color
+from app.services import ai_search, decisions, game_cache, games, heartbeat, table_opening
 from app.services.ai_queue import FairQueue
-from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, table_channel
+from app.services.errors import Code
+from app.services.live import LivePlay, PlayError, table_channel
+from app.services.players import LiveGame, PlayerRef
 from app.status import GameStatus
 
 logger = logging.getLogger(__name__)
 
 LEVELS = range(1, 9)
-DRAW_FROM_PLY = 80  # move 40
-DRAW_SCORE = 25  # hundredths of a man, for the AI
-DRAW_SEARCH_MS = 200
 RESIGN_FROM_LEVEL = 6
 RESIGN_SCORE = -500
 RESIGN_AFTER = 3
-CLOCK_SHARE = 20  # at most 1/20 of the time left on a move
-MIN_MOVETIME_MS = 10
-HISTORY_PLIES = 60  # earlier positions given to the search (repetitions)
-# Searches capped at this many nodes (levels 1-4: 50, 120, 400 and 1,200; a few milliseconds)
-# run in a thread of the server process: they need no search process, nor to wait for one.
-QUICK_NODES = 1_200
 
-_MOVE_HEAD = '{"type":"move",'
-_OFFER_HEAD = '{"type":"draw_offered",'
-_STARTED_HEAD = '{"type":"game_started",'
-_MOVE_TYPE = '"type":"move",'
-_OFFER_TYPE = '"type":"draw_offered",'
+_WAKING = frozenset(("move", "draw_offered"))  # the events that may need the computer's answer
 
 
 def ai_player(live: LivePlay, level: int) -> PlayerRef:
@@ -84,7 +71,7 @@ def ai_player(live: LivePlay, level: int) -> PlayerRef:
     for user_id, found in live.ai_levels.items():
         if found == level:
             return PlayerRef(user_id, f"{stored_ai.NAME_PREFIX}{level}")
-    raise PlayError("bad_message", f"level must be 1 to {max(LEVELS)}")
+    raise PlayError(Code.BAD_MESSAGE, f"level must be 1 to {max(LEVELS)}")
 
 
 async def start_game(
@@ -104,9 +91,9 @@ async def start_game(
     AI_GAMES_PER_USER games of the user's, or AI_GAMES_PER_ADDRESS from `address` (the
     client's), in progress."""
     if live.is_ai(user.id):
-        raise PlayError("not_a_player", "the computer does not play itself")
+        raise PlayError(Code.NOT_A_PLAYER, "the computer does not play itself")
     ai = ai_player(live, level)
-    return await tables.open_ai_table(
+    return await table_opening.open_ai_table(
         live,
         user,
         ai,
@@ -117,56 +104,6 @@ async def start_game(
         start_fen=start_fen,
         address=address,
     )
-
-
-def movetime_ms(level: int, clock_left_ms: int | None) -> int:
-    """The AI's thinking time at `level` with `clock_left_ms` on its clock (None: untimed)."""
-    budget = level_limits(level).movetime_ms or 0
-    if clock_left_ms is not None:
-        budget = min(budget, max(MIN_MOVETIME_MS, clock_left_ms // CLOCK_SHARE))
-    return budget
-
-
-def accepts_draw(ply: int, score: int | None) -> bool:
-    """Whether the AI accepts a draw at `ply` when its search scores the position `score`
-    (hundredths of a man, for the AI). None: the search finished no depth in its time (a
-    machine too busy to give it any), so it knows nothing of the position and declines."""
-    return ply >= DRAW_FROM_PLY and score is not None and score <= DRAW_SCORE
-
-
-def _history(lg: LiveGame) -> list[str]:
-    """The FENs before the current position (the latest `HISTORY_PLIES`), for repetitions."""
-    replayed = Game(lg.game.variant, start_fen=lg.start_fen)
-    fens = [replayed.fen()]
-    for move in lg.game.moves[:-1]:
-        replayed.play(move)
-        fens.append(replayed.fen())
-    return fens[-HISTORY_PLIES:] if lg.game.moves else []
-
-
-SEARCH_NICENESS = 19  # the search processes yield the CPU to the server's event loop
-
-
-def _search_process(parent: int) -> None:
-    """A search process starts: at a lower priority than the server (live play comes first),
-    and exiting once the server process that started it is gone (killed, say), rather than
-    waiting for work forever."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.nice(SEARCH_NICENESS)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def _warm() -> None:
-    """Import the engine in a worker, and load its book and endgame database (a probe of a
-    four-piece position), before the first real search."""
-    search(None, "english", Limits(depth=1))
-    search("W:WK1,K2:BK31,K32", "english", Limits(depth=2, egdb=True))
 
 
 class AIPlayers:
@@ -190,13 +127,14 @@ class AIPlayers:
         # With a shared broker: per table driven here, a task following its ring, so that a
         # human whose socket is on another process is answered without waiting for the sweep.
         self._follows: dict[int, asyncio.Task[None]] = {}
+        self._unsubscribe: Callable[[], None] = lambda: None
 
     async def start(self) -> None:
         async with self.live.db.session() as session:
             self.live.ai_levels = await stored_ai.players(session)
         if self.at_start:
-            self._processes().submit(_warm)
-        self.live.listeners.append(self._heard)
+            self._processes().submit(ai_search.warm)
+        self._unsubscribe = self.live.subscribe(self)
         self._task = asyncio.create_task(self._run(), name="ai-driver")
 
     def _processes(self) -> Executor:
@@ -211,13 +149,12 @@ class AIPlayers:
         return ProcessPoolExecutor(
             self.workers,
             mp_context=multiprocessing.get_context("spawn"),
-            initializer=_search_process,
+            initializer=ai_search.search_process,
             initargs=(os.getpid(),),
         )
 
     async def stop(self) -> None:
-        if self._heard in self.live.listeners:
-            self.live.listeners.remove(self._heard)
+        self._unsubscribe()
         tasks = [t for t in (self._task, *self._follows.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -288,8 +225,8 @@ class AIPlayers:
         while True:
             try:
                 async with self.live.broker.subscribe(table_channel(table_id)) as sub:
-                    async for frame in sub:
-                        if _MOVE_TYPE in frame or _OFFER_TYPE in frame:
+                    async for ring in sub:
+                        if StoredEvent.of_ring(table_id, ring).kind in _WAKING:
                             game_id = self._tables.get(table_id)
                             if game_id is not None:
                                 self.nudge(game_id)
@@ -299,23 +236,22 @@ class AIPlayers:
             except Exception:  # the broker is down or this follower fell behind: the sweep
                 await self.live.clock.sleep(self.live.settings.sweep_seconds)  # covers meanwhile
 
-    def _heard(self, stored: Sequence[StoredEvent]) -> None:
+    def deliver(self, stored: Sequence[StoredEvent]) -> None:
         """Events announced here: the human's move or draw offer in a game played here wakes
         its driver; a game started (perhaps against the AI) wakes the survey."""
         for event in stored:
-            payload = event.payload
-            if payload.startswith(_STARTED_HEAD):
-                if self._against_ai(payload):
+            if event.kind == "game_started":
+                if self._against_ai(event):
                     self._wake.set()
-            elif payload.startswith((_MOVE_HEAD, _OFFER_HEAD)):
+            elif event.kind in _WAKING:
                 game_id = self._tables.get(event.table_id)
                 if game_id is not None:
                     self.nudge(game_id)
 
-    def _against_ai(self, payload: str) -> bool:
+    def _against_ai(self, event: StoredEvent) -> bool:
         """Whether a `game_started` is a game against the computer (only those need the
         survey: people's games, most of them, start without a query)."""
-        game = json.loads(payload)["game"]
+        game = event.data["game"]
         return any(self.live.is_ai(game[side]["id"]) for side in ("black", "white"))
 
     def nudge(self, game_id: int) -> None:
@@ -347,7 +283,7 @@ class AIPlayers:
         live = self.live
         if game_id not in self.driving:
             return
-        lg = await games.read(live, game_id)
+        lg = await game_cache.read(live, game_id)
         if lg is None or lg.status != GameStatus.PLAYING:
             self.driving.pop(game_id, None)
             return
@@ -361,7 +297,7 @@ class AIPlayers:
         left = None
         if lg.clock is not None and lg.game.ply >= 2:
             left = lg.clock.left(colour, colour, self.live.clock.time())
-        limits = replace(level_limits(level), movetime_ms=movetime_ms(level, left))
+        limits = replace(level_limits(level), movetime_ms=ai_search.movetime_ms(level, left))
         result = await self._search(lg, limits, human.id)
         if level >= RESIGN_FROM_LEVEL and self._hopeless(game_id, result.score):
             with contextlib.suppress(PlayError):
@@ -370,7 +306,7 @@ class AIPlayers:
         try:
             await games.play_move(live, ai.id, game_id, result.move, lg.game.ply)
         except PlayError as exc:
-            if exc.code == "stale_ply":
+            if exc.code is Code.STALE_PLY:
                 self._again.add(game_id)  # the game moved on meanwhile: look again
 
     def _hopeless(self, game_id: int, score: int) -> bool:
@@ -382,14 +318,14 @@ class AIPlayers:
         return count >= RESIGN_AFTER
 
     async def _answer_draw(self, lg: LiveGame, ai: PlayerRef, colour: Color, human: int) -> bool:
-        """Accept or decline the standing offer (see `accepts_draw`); True if accepted."""
+        """Accept or decline the standing offer (see `ai_search.accepts_draw`); True if accepted."""
         accept = False
-        if lg.game.ply >= DRAW_FROM_PLY:
-            result = await self._search(lg, Limits(movetime_ms=DRAW_SEARCH_MS), human)
+        if lg.game.ply >= ai_search.DRAW_FROM_PLY:
+            result = await self._search(lg, Limits(movetime_ms=ai_search.DRAW_SEARCH_MS), human)
             score: int | None = None
             if result.depth > 0:
                 score = result.score if lg.game.position.turn is colour else -result.score
-            accept = accepts_draw(lg.game.ply, score)
+            accept = ai_search.accepts_draw(lg.game.ply, score)
         try:
             await decisions.answer_draw(self.live, ai.id, lg.id, accept=accept)
         except PlayError:  # withdrawn or ended meanwhile
@@ -400,8 +336,8 @@ class AIPlayers:
         """Search the game's position: a quick search in this process's thread at once, any
         other in the pool when `player` (the human) has its turn for a free worker."""
         loop = asyncio.get_running_loop()
-        args = (lg.game.fen(), lg.variant, limits, _history(lg))
-        if quick(limits):
+        args = (lg.game.fen(), lg.variant, limits, ai_search.history(lg))
+        if ai_search.quick(limits):
             if self._quick is None:
                 self._quick = ThreadPoolExecutor(1, thread_name_prefix="ai-quick")
             return await loop.run_in_executor(self._quick, search, *args)
@@ -412,9 +348,3 @@ class AIPlayers:
                 logger.warning("the computer's search processes died; starting new ones")
                 self.pool = self._new_pool()
                 return await loop.run_in_executor(self.pool, search, *args)
-
-
-def quick(limits: Limits) -> bool:
-    """Whether a search is capped at `QUICK_NODES` (a weak level's), so short that it runs in
-    the server process rather than waiting for a search process."""
-    return limits.nodes is not None and limits.nodes <= QUICK_NODES

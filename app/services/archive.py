@@ -11,18 +11,16 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import archive as stored
-from app.db import rooms
+from app.db import archive_counts, rooms
 from app.db.archive import RELATIVE as _RELATIVE
 from app.db.archive import Branches
 from app.db.archive import Colour as Colour
@@ -30,11 +28,10 @@ from app.db.archive import GameFilter as GameFilter
 from app.db.archive import Order as Order
 from app.db.models import MAX_ID, User
 from app.ratings import display, provisional
-from app.rules import Game as RulesGame
-from app.rules import Result, RulesError, get_variant
-from app.rules.pdn import MAX_TAG_LENGTH, MAX_TAGS, write_game
+from app.rules import Result
+from app.rules.pdn import MAX_TAG_LENGTH, MAX_TAGS
 from app.services.accounts import find_user
-from app.services.errors import ServiceError
+from app.services.errors import Code, ServiceError
 from app.services.visibility import ANYONE, Viewer, may_see, visible_to
 from app.status import GameStatus
 from app.timeutil import as_utc
@@ -48,7 +45,7 @@ class ArchiveError(ServiceError):
 
 class NotFoundError(ArchiveError):
     def __init__(self, message: str) -> None:
-        super().__init__("not_found", message, http_status=404)
+        super().__init__(Code.NOT_FOUND, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +87,7 @@ class GameSummary:
     started_at: datetime
     last_move_at: datetime | None
     finished_at: datetime | None
+    tournament: int | None
     black_rating: GameRating | None = None
     white_rating: GameRating | None = None
 
@@ -149,9 +147,9 @@ def decode_cursor(cursor: str, order: Order) -> tuple[datetime, int]:
         if not 0 < key[1] <= MAX_ID:
             raise ValueError(game_id)
     except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
-        raise ArchiveError("bad_cursor", "cursor is not one this server issued") from None
+        raise ArchiveError(Code.BAD_CURSOR, "cursor is not one this server issued") from None
     if cursor_order != order:
-        raise ArchiveError("bad_cursor", f"cursor was issued for order={cursor_order}")
+        raise ArchiveError(Code.BAD_CURSOR, f"cursor was issued for order={cursor_order}")
     return key
 
 
@@ -181,7 +179,7 @@ async def resolve_filter(
     streaming, so such errors are still proper error responses. Only games `viewer` may see
     match (`app.services.visibility`)."""
     if flt.since is not None and flt.until is not None and flt.since > flt.until:
-        raise ArchiveError("bad_request", "since must not be after until")
+        raise ArchiveError(Code.BAD_REQUEST, "since must not be after until")
     room_id = None
     if flt.room is not None:
         room_id = await rooms.room_id_of(session, flt.room)
@@ -190,9 +188,9 @@ async def resolve_filter(
 
     if flt.player is None:
         if flt.opponent is not None or flt.colour is not None:
-            raise ArchiveError("bad_request", "opponent and colour need player")
+            raise ArchiveError(Code.BAD_REQUEST, "opponent and colour need player")
         if flt.result in RELATIVE_RESULTS:
-            raise ArchiveError("bad_request", f"result={flt.result} needs player")
+            raise ArchiveError(Code.BAD_REQUEST, f"result={flt.result} needs player")
         return ResolvedFilter(stored.game_branches(flt, room_id, visible_to(viewer)))
 
     player_id = (await _user(session, flt.player)).id
@@ -240,7 +238,7 @@ async def list_games(
         next_cursor = encode_cursor(order, games[-1].started_at, games[-1].id)
     if not with_total:
         return GamePage(games, next_cursor, None)
-    total, exact = await stored.count(session, resolved.branches)
+    total, exact = await archive_counts.count(session, resolved.branches)
     return GamePage(games, next_cursor, total, exact)
 
 
@@ -350,25 +348,6 @@ async def iter_games(
                 pass
 
 
-def positions_after(record: GameRecord) -> list[str | None]:
-    """The FEN after each ply, replayed by the rules engine; None from a ply the engine rejects
-    (a stored game is checked when it is played or imported, so that means a damaged record).
-    An imported game may go on past an automatic draw (claim rules), so none is applied here."""
-    game = RulesGame(get_variant(record.variant), start_fen=record.start_fen, automatic_draws=False)
-    fens: list[str | None] = []
-    for move in record.moves:
-        try:
-            game.play(move)
-        except RulesError:
-            break
-        fens.append(game.fen())
-    return fens + [None] * (len(record.moves) - len(fens))
-
-
-def start_position(record: GameRecord) -> str:
-    return get_variant(record.variant).position(fen=record.start_fen).fen()
-
-
 # --- players -------------------------------------------------------------------------------
 
 
@@ -406,97 +385,3 @@ async def player_profile(
         games=sum(s.games for s in stats.values()),
         variants=stats,
     )
-
-
-# --- rendering -----------------------------------------------------------------------------
-
-# Tags written from the game's own columns; a stored tag of the same name is not repeated.
-_OWN_TAGS = {"Event", "Site", "Date", "Round", "Black", "White", "Result", "GameType", "FEN"}
-_OWN_TAGS |= {"TimeControl", "Termination", "SetUp", "Setup"}
-
-
-@lru_cache(maxsize=8192)
-def clock_comment(seconds: int) -> str:
-    """`[%clock h:mm:ss]`; cached, as an export writes one per move and clocks repeat."""
-    seconds = max(seconds, 0)
-    return f"[%clock {seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}]"
-
-
-def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
-    """The PDN tag pairs of a game: the seven standard ones first, then what we know of it:
-    `BlackElo`/`WhiteElo` (the ratings before a game that moved them), `TimeControl`,
-    `Termination`, and the tags an imported record came with."""
-    stored = record.tags
-    event = f"{'Rated' if record.rated else 'Casual'} {record.variant} game"
-    if record.room_name:
-        event += f", {record.room_name}"
-    tags = {
-        "Event": stored.get("Event") or event,
-        "Site": stored.get("Site") or site,
-        "Date": stored.get("Date") or record.started_at.strftime("%Y.%m.%d"),
-        "Round": stored.get("Round") or "-",
-        "Black": record.black or stored.get("Black") or "?",
-        "White": record.white or stored.get("White") or "?",
-        "Result": record.result,
-        "GameType": str(get_variant(record.variant).pdn_game_type),
-    }
-    if record.start_fen:
-        tags["FEN"] = record.start_fen
-    # A game that moved ratings: each player's rating before it, whole points as shown.
-    if record.black_rating is not None and record.white_rating is not None:
-        tags["BlackElo"] = str(record.black_rating.rating)
-        tags["WhiteElo"] = str(record.white_rating.rating)
-    if record.clock_base_s is not None:
-        tags["TimeControl"] = f"{record.clock_base_s}+{record.clock_increment_s}"
-    if record.termination:
-        tags["Termination"] = record.termination
-    tags.update({k: str(v) for k, v in stored.items() if k not in _OWN_TAGS and k not in tags})
-    return tags
-
-
-def render_pdn(record: GameRecord, site: str) -> str:
-    """The game as a PDN record; each move's clock, when known, as a `{[%clock h:mm:ss]}`."""
-    comments = {
-        ply: clock_comment(ms // 1000)
-        for ply, ms in enumerate(record.clocks_ms, start=1)
-        if ms is not None
-    }
-    return write_game(pdn_tags(record, site), record.moves, record.result, comments)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def _rating_doc(rating: GameRating | None) -> dict[str, Any] | None:
-    if rating is None:
-        return None
-    return {"rating": rating.rating, "provisional": rating.provisional, "diff": rating.diff}
-
-
-def render_ndjson(record: GameRecord) -> str:
-    """The game as one JSON line: the summary fields, tags, moves and clocks (ms left)."""
-    doc = {
-        "id": record.id,
-        "variant": record.variant,
-        "status": record.status,
-        "result": record.result,
-        "termination": record.termination,
-        "black": record.black,
-        "white": record.white,
-        "rated": record.rated,
-        "room": record.room,
-        "source": record.source,
-        "start_fen": record.start_fen,
-        "clock_base_s": record.clock_base_s,
-        "clock_increment_s": record.clock_increment_s,
-        "ply_count": record.ply_count,
-        "started_at": _iso(record.started_at),
-        "finished_at": _iso(record.finished_at),
-        "black_rating": _rating_doc(record.black_rating),
-        "white_rating": _rating_doc(record.white_rating),
-        "tags": record.tags,
-        "moves": record.moves,
-        "clocks_ms": record.clocks_ms if any(c is not None for c in record.clocks_ms) else None,
-    }
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False) + "\n"

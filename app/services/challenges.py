@@ -21,11 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import accounts as stored_accounts
 from app.db import challenges as stored
 from app.db.models import Challenge
-from app.rules import get_variant
-from app.services import limits, ratings, tables
+from app.services import limits, messages, ratings, seating, table_opening, tables
+from app.services.errors import Code
 from app.services.events import unix_ms
 from app.services.limits import Bucket
-from app.services.live import LivePlay, PlayerRef, PlayError
+from app.services.live import LivePlay, PlayError
+from app.services.players import PlayerRef
+from app.status import UserKind
 from app.timeutil import as_datetime, as_unix
 
 CHALLENGE_SECONDS = 300  # a challenge not answered by then expires
@@ -57,6 +59,7 @@ def payload(row: Challenge, challenger: str, dest: str, now: float) -> dict[str,
         "decline_reason": row.decline_reason,
         "game": row.game_id,
         "expires_at": unix_ms(as_unix(row.expires_at)),
+        "start_fen": row.start_fen,
     }
 
 
@@ -69,30 +72,34 @@ async def make(
     clock: dict[str, int] | None = None,
     colour: str = "random",
     rated: bool = False,
+    start_fen: str | None = None,
 ) -> dict[str, Any]:
-    """Challenge the player named `dest_name`; they are told at once."""
-    try:
-        variant = get_variant(variant).name
-    except ValueError:
-        raise PlayError("bad_message", f"unknown variant {variant!r}") from None
+    """Challenge the player named `dest_name`; they are told at once. A game from a set
+    position (`start_fen`) is casual, as an open table's."""
+    rules_variant, start_fen = table_opening.checked_start(variant, start_fen)
+    variant = rules_variant.name
+    if rated and start_fen is not None:
+        raise PlayError(Code.RATED_FROM_POSITION, "rated games start from the standard position")
     if colour not in tables.COLOURS:
-        raise PlayError("bad_message", "colour must be black, white or random")
-    base, increment = tables.parse_clock(clock)
+        raise PlayError(Code.BAD_MESSAGE, "colour must be black, white or random")
+    base, increment = table_opening.parse_clock(clock)
     now = live.clock.time()
     async with live.db.session() as session:
         dest = await stored_accounts.find_user(session, dest_name)
-        if dest is None or dest.kind == "imported" or dest.banned:
-            raise PlayError("not_found", f"no player {dest_name!r}")
+        if dest is None or dest.kind == UserKind.IMPORTED or dest.banned:
+            raise PlayError(Code.NOT_FOUND, f"no player {dest_name!r}")
         if dest.id == user.id:
-            raise PlayError("bad_message", "you cannot challenge yourself")
-        if dest.kind == "ai":  # it would never answer: its games start at once instead
-            raise PlayError("bad_message", "the computer takes no challenges: play it with play_ai")
+            raise PlayError(Code.BAD_MESSAGE, "you cannot challenge yourself")
+        if dest.kind == UserKind.AI:  # it would never answer: its games start at once instead
+            raise PlayError(
+                Code.BAD_MESSAGE, "the computer takes no challenges: play it with play_ai"
+            )
         if rated:
             await ratings.check_may_play_rated(session, user.id)
             await ratings.check_may_play_rated(session, dest.id)
         if await stored.count_waiting_by(session, user.id, as_datetime(now)) >= MAX_WAITING:
             raise PlayError(
-                "rate_limited", f"at most {MAX_WAITING} of your challenges may wait at once"
+                Code.RATE_LIMITED, f"at most {MAX_WAITING} of your challenges may wait at once"
             )
         await _count(live, session, user.id, dest.id, as_datetime(now))
         row = await stored.create(
@@ -104,12 +111,13 @@ async def make(
             clock_increment_s=increment,
             colour=colour,
             rated=rated,
+            start_fen=start_fen,
             created_at=as_datetime(now),
             expires_at=as_datetime(now) + timedelta(seconds=CHALLENGE_SECONDS),
         )
         made = payload(row, user.name, dest.name, live.clock.time())
         await session.commit()
-    await live.notify(dest.id, {"type": "challenge", "challenge": made})
+    await live.notify(dest.id, messages.challenge_notice("challenge", made))
     return made
 
 
@@ -130,9 +138,8 @@ async def _count(
     retry_after = await limits.take_all(session, counted, now)
     if retry_after is not None:
         raise PlayError(
-            "rate_limited",
+            Code.RATE_LIMITED,
             f"this player has been challenged too often; try again in {retry_after} s",
-            http_status=429,
             retry_after=retry_after,
         )
 
@@ -141,11 +148,11 @@ async def _waiting(live: LivePlay, challenge_id: int, user_id: int) -> tuple[Cha
     async with live.db.session() as session:
         found = await stored.get(session, challenge_id)
     if found is None or user_id not in (found[0].challenger_id, found[0].dest_id):
-        raise PlayError("not_found", f"no challenge {challenge_id}")
+        raise PlayError(Code.NOT_FOUND, f"no challenge {challenge_id}")
     row = found[0]
     if row.status != stored.CREATED or as_unix(row.expires_at) <= live.clock.time():
         raise PlayError(
-            "not_found", f"challenge {challenge_id} no longer waits for an answer", http_status=409
+            Code.NO_LONGER_WAITING, f"challenge {challenge_id} no longer waits for an answer"
         )
     return found
 
@@ -154,12 +161,12 @@ async def accept(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str
     """Accept a challenge made to `user`: the game starts, colours as the challenger chose."""
     row, challenger_name, _ = await _waiting(live, challenge_id, user.id)
     if row.dest_id != user.id:
-        raise PlayError("not_found", f"no challenge {challenge_id} for you")
+        raise PlayError(Code.NOT_FOUND, f"no challenge {challenge_id} for you")
     challenger = PlayerRef(row.challenger_id, challenger_name)
     colour = row.colour if row.colour != "random" else random.choice(tables.COLOURS[:2])
     black, white = (challenger, user) if colour == "black" else (user, challenger)
     async with live.db.session() as session:
-        table, lg, events = await tables.seat_two(
+        table, lg, events = await seating.seat_two(
             live,
             session,
             black,
@@ -168,16 +175,16 @@ async def accept(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str
             clock_base_s=row.clock_base_s,
             clock_increment_s=row.clock_increment_s,
             rated=row.rated,
+            start_fen=row.start_fen,
         )
         now = live.clock.now()
         if not await stored.answer(session, challenge_id, now, "accepted", game_id=lg.id):
             raise PlayError(
-                "not_found",
+                Code.NO_LONGER_WAITING,
                 f"challenge {challenge_id} no longer waits for an answer",
-                http_status=409,
             )
         await session.commit()
-    await tables.started(live, table, lg, events)
+    await seating.started(live, table, lg, events)
     row.status, row.game_id = "accepted", lg.id
     return payload(row, challenger_name, user.name, live.clock.time())
 
@@ -187,10 +194,10 @@ async def decline(
 ) -> dict[str, Any]:
     """Decline a challenge made to `user`; the challenger is told (with lichess's reasons)."""
     if reason not in DECLINE_REASONS:
-        raise PlayError("bad_message", f"reason must be one of {', '.join(DECLINE_REASONS)}")
+        raise PlayError(Code.BAD_MESSAGE, f"reason must be one of {', '.join(DECLINE_REASONS)}")
     row, challenger_name, _ = await _waiting(live, challenge_id, user.id)
     if row.dest_id != user.id:
-        raise PlayError("not_found", f"no challenge {challenge_id} for you")
+        raise PlayError(Code.NOT_FOUND, f"no challenge {challenge_id} for you")
     return await _answer(live, row, challenger_name, user.name, "declined", reason)
 
 
@@ -198,7 +205,7 @@ async def cancel(live: LivePlay, user: PlayerRef, challenge_id: int) -> dict[str
     """Withdraw a challenge `user` made; the challenged player is told."""
     row, _, dest_name = await _waiting(live, challenge_id, user.id)
     if row.challenger_id != user.id:
-        raise PlayError("not_found", f"no challenge {challenge_id} of yours")
+        raise PlayError(Code.NOT_FOUND, f"no challenge {challenge_id} of yours")
     return await _answer(live, row, user.name, dest_name, "canceled", None)
 
 
@@ -209,13 +216,16 @@ async def _answer(
         now = live.clock.now()
         if not await stored.answer(session, row.id, now, status, reason=reason):
             raise PlayError(
-                "not_found", f"challenge {row.id} no longer waits for an answer", http_status=409
+                Code.NO_LONGER_WAITING, f"challenge {row.id} no longer waits for an answer"
             )
         await session.commit()
     row.status, row.decline_reason = status, reason
     made = payload(row, challenger, dest, live.clock.time())
     told = row.challenger_id if status == "declined" else row.dest_id
-    await live.notify(told, {"type": f"challenge_{status}", "challenge": made})
+    kind: messages.ChallengeNoticeType = (
+        "challenge_declined" if status == "declined" else "challenge_canceled"
+    )
+    await live.notify(told, messages.challenge_notice(kind, made))
     return made
 
 

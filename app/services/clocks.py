@@ -38,6 +38,19 @@ class GameClock:
     black_ms: int
     white_ms: int
     turn_started: float  # Unix seconds at which the side to move's clock started
+    # An arena player who went berserk gets no increment (`app.services.berserk`).
+    black_berserk: bool = False
+    white_berserk: bool = False
+
+    def increment(self, colour: Color) -> int:
+        berserk = self.black_berserk if colour is Color.BLACK else self.white_berserk
+        return 0 if berserk else self.increment_ms
+
+    def restarted(self, black_ms: int, white_ms: int, now: float) -> GameClock:
+        """These times left, the side to move's turn starting `now`."""
+        return GameClock(
+            self.increment_ms, black_ms, white_ms, now, self.black_berserk, self.white_berserk
+        )
 
     def stored(self, colour: Color) -> int:
         """Time left at the start of `colour`'s current or next turn."""
@@ -56,9 +69,9 @@ class GameClock:
 
     def after_move(self, mover: Color, now: float) -> GameClock:
         """The clocks once `mover` has moved at `now`: time spent charged, increment added."""
-        spent = self.left(mover, mover, now) + self.increment_ms
+        spent = self.left(mover, mover, now) + self.increment(mover)
         black, white = (spent, self.white_ms) if mover is Color.BLACK else (self.black_ms, spent)
-        return GameClock(self.increment_ms, black, white, now)
+        return self.restarted(black, white, now)
 
     def payload(self, turn: Color | None, now: float) -> Clocks:
         """Both times left at `now` (the side to move's clock running unless `turn` is None)."""

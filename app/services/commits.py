@@ -21,9 +21,9 @@ from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from app.db import games as stored_games
+from app.db import moves as stored_moves
 from app.db.engine import Database
-from app.db.games import MoveCommit, Stored
+from app.db.moves import MoveCommit, Stored
 
 __all__ = ["MoveCommit", "MoveWriter", "Stored"]
 
@@ -86,11 +86,11 @@ class MoveWriter:
                     try:
                         check: Callable[[], Awaitable[object]] | None = None
                         if self.postgres:
-                            driver, statement = await stored_games.prepare_batch(conn)
-                            write = partial(stored_games.write_batch, statement)
-                            check = partial(stored_games.ping_driver, driver)
+                            driver, batch = await stored_moves.prepare_batch(conn)
+                            write = batch.write
+                            check = partial(stored_moves.ping_driver, driver)
                         else:
-                            write = partial(stored_games.write_each, conn)
+                            write = partial(stored_moves.write_each, conn)
                         while True:
                             await self._write_next(conn, write, check)
                     finally:
@@ -130,7 +130,7 @@ class MoveWriter:
         try:
             stored = await write(moves)
             if retrying:  # the first try may have committed before its connection failed
-                stored = await stored_games.confirm(conn, moves, stored)
+                stored = await stored_moves.confirm(conn, moves, stored)
         except BaseException as exc:
             if not retrying and isinstance(exc, Exception):
                 self._retry.append(batch)  # a new connection tries it again

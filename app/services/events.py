@@ -10,9 +10,13 @@ event is framed (`app.db.table_log.StoredEvent.frame`).
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+import json
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
-from app.rules import Result
+from app.rules import Game, Result
+
+if TYPE_CHECKING:
+    from app.db.table_log import StoredEvent
 
 
 class Player(TypedDict):
@@ -28,6 +32,7 @@ class SeatedPlayer(TypedDict):
     name: str
     rating: int | None
     provisional: bool
+    takebacks: NotRequired[bool]  # false, only for a player who turned takebacks off
 
 
 class Clocks(TypedDict):
@@ -105,6 +110,43 @@ class DrawDeclined(TypedDict):
     by: str
 
 
+class TakebackAnswer(TypedDict):
+    """`by` (a colour) asks to take back their last move, or declines the opponent's request."""
+
+    type: Literal["takeback_offered", "takeback_declined"]
+    table: int
+    game: int
+    by: str
+
+
+class Takeback(TypedDict):
+    """A takeback accepted: the game back at `ply` (the later moves gone from its record), as a
+    `move` shows a game; every process's copy of it is stale (`following` drops it)."""
+
+    type: Literal["takeback"]
+    table: int
+    game: int
+    by: str  # who asked
+    ply: int
+    fen: str
+    turn: str
+    clocks: Clocks | None
+    legal_moves: list[str]
+    at: float
+    first_move_deadline: int | None
+
+
+class Berserk(TypedDict):
+    """An arena player went berserk before their first move: half their time, no increment;
+    every process's copy of the game is stale (`following` drops it)."""
+
+    type: Literal["berserk"]
+    table: int
+    game: int
+    colour: str
+    clocks: Clocks
+
+
 class PlayerAway(TypedDict):
     type: Literal["player_away"]
     table: int
@@ -127,8 +169,8 @@ class RematchOffered(TypedDict):
     by: Player
 
 
-# "from" is a Python keyword: the functional form. `hide_from` (stored, never sent: the hub
-# takes it out) lists the players a spectators' line written during their game must not reach.
+# "from" is a Python keyword: the functional form. `hide_from` lists the players a spectators'
+# line written during their game is kept from (they receive `chat_withheld` instead).
 Chat = TypedDict(
     "Chat",
     {
@@ -140,6 +182,18 @@ Chat = TypedDict(
         "hide_from": NotRequired[list[int]],
     },
 )
+
+
+class ChatWithheld(TypedDict):
+    """Not stored: what a player receives in place of a spectators' line kept from them."""
+
+    v: int
+    type: Literal["chat_withheld"]
+    table: int
+
+
+def chat_withheld(seq: int, table_id: int) -> ChatWithheld:
+    return {"v": seq, "type": "chat_withheld", "table": table_id}
 
 
 class TableClosed(TypedDict):
@@ -155,12 +209,29 @@ TableEvent = (
     | GameEnded
     | DrawOffered
     | DrawDeclined
+    | TakebackAnswer
+    | Takeback
+    | Berserk
     | PlayerAway
     | PlayerBack
     | RematchOffered
     | Chat
     | TableClosed
 )
+
+
+def decode(text: str) -> dict[str, Any]:
+    """A message another process published on the broker (a lobby, control or user-channel
+    message), read once where it arrives: the one place, with `StoredEvent.data` for table
+    events, where the server reads its own JSON back."""
+    message: dict[str, Any] = json.loads(text)
+    return message
+
+
+def of(stored: StoredEvent) -> TableEvent:
+    """A stored event's fields, typed: as made here, or decoded once from the log or a ring
+    (`StoredEvent.data`). Narrow it by its `type`."""
+    return cast(TableEvent, stored.data)
 
 
 def table_update(table_id: int, state: dict[str, Any]) -> TableUpdate:
@@ -242,6 +313,49 @@ def draw_declined(table_id: int, game_id: int, by: str) -> DrawDeclined:
     return {"type": "draw_declined", "table": table_id, "game": game_id, "by": by}
 
 
+def takeback_offered(table_id: int, game_id: int, by: str) -> TakebackAnswer:
+    return {"type": "takeback_offered", "table": table_id, "game": game_id, "by": by}
+
+
+def takeback_declined(table_id: int, game_id: int, by: str) -> TakebackAnswer:
+    return {"type": "takeback_declined", "table": table_id, "game": game_id, "by": by}
+
+
+def takeback(
+    table_id: int,
+    game_id: int,
+    by: str,
+    game: Game,
+    clocks: Clocks | None,
+    at: float,
+    first_move_deadline: float | None,
+) -> Takeback:
+    """`game`: as it is now; `at`, `first_move_deadline`: Unix seconds, sent as ms."""
+    return {
+        "type": "takeback",
+        "table": table_id,
+        "game": game_id,
+        "by": by,
+        "ply": game.ply,
+        "fen": game.fen(),
+        "turn": game.position.turn.value,
+        "clocks": clocks,
+        "legal_moves": game.legal_move_texts(),
+        "at": round(at * 1000, 3),
+        "first_move_deadline": unix_ms(first_move_deadline),
+    }
+
+
+def berserk(table_id: int, game_id: int, colour: str, clocks: Clocks) -> Berserk:
+    return {
+        "type": "berserk",
+        "table": table_id,
+        "game": game_id,
+        "colour": colour,
+        "clocks": clocks,
+    }
+
+
 def player_away(table_id: int, game_id: int, colour: str, since: float, grace: float) -> PlayerAway:
     return {
         "type": "player_away",
@@ -278,30 +392,6 @@ def chat(
     if hide_from:
         event["hide_from"] = hide_from
     return event
-
-
-class YourGame(TypedDict):
-    """Not a table event: told to every connection of a player whose game has started."""
-
-    type: Literal["your_game"]
-    table: int
-    game: int
-    colour: str
-    opponent: Player
-    first_move_deadline: int | None
-
-
-def your_game(
-    table_id: int, game_id: int, colour: str, opponent: Player, first_move_deadline: float | None
-) -> YourGame:
-    return {
-        "type": "your_game",
-        "table": table_id,
-        "game": game_id,
-        "colour": colour,
-        "opponent": opponent,
-        "first_move_deadline": unix_ms(first_move_deadline),
-    }
 
 
 def table_closed(table_id: int, reason: str) -> TableClosed:

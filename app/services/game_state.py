@@ -52,6 +52,8 @@ class ClockColumns(Protocol):
     white_clock_ms: int | None
     last_move_at: datetime | None
     started_at: datetime
+    black_berserk: bool
+    white_berserk: bool
 
 
 def stored_clock(row: ClockColumns) -> GameClock | None:
@@ -65,6 +67,8 @@ def stored_clock(row: ClockColumns) -> GameClock | None:
         black_ms=base_ms if row.black_clock_ms is None else row.black_clock_ms,
         white_ms=base_ms if row.white_clock_ms is None else row.white_clock_ms,
         turn_started=as_unix(row.last_move_at or row.started_at),
+        black_berserk=row.black_berserk,
+        white_berserk=row.white_berserk,
     )
 
 
@@ -87,6 +91,13 @@ def standing_offer(row: GameRow) -> Color | None:
     first = first_turn(row.variant, row.start_fen)
     to_move_then = first if at % 2 == 0 else first.other
     return by if row.ply_count == at + 1 and to_move_then is by else None
+
+
+def standing_takeback(row: GameRow) -> Color | None:
+    """The takeback request that stands: made at the game's current ply (a move answers it)."""
+    if row.takeback_by is None or row.takeback_ply != row.ply_count:
+        return None
+    return Color(row.takeback_by)
 
 
 def away_of(row: GameRow) -> dict[Color, float]:

@@ -186,6 +186,7 @@ class Heartbeat:
         instance: str | None = None,
         load: Callable[[], Load] = Load,
         clock: Clock | None = None,
+        on_regained: Callable[[], Awaitable[object]] | None = None,
     ) -> None:
         self.db = db
         self.interval = interval
@@ -195,7 +196,7 @@ class Heartbeat:
         self._task: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         # Called when the lock was taken again after its connection was lost.
-        self.on_regained: Callable[[], Awaitable[None]] | None = None
+        self.on_regained = on_regained
         self._holder: AsyncConnection | None = None
         self._lock_file: BinaryIO | None = None
         self.alone = False  # SQLite: no other process had the database open at start-up

@@ -31,8 +31,10 @@ from app.db import ratings as stored_ratings
 from app.db import seeks as stored
 from app.db.table_log import StoredEvent
 from app.ratings.categories import Category, category_of
-from app.services import games, heartbeat, ratings, tables
-from app.services.live import LiveGame, LivePlay, PlayerRef, PlayError, TableInfo
+from app.services import games, heartbeat, messages, ratings, seating
+from app.services.errors import Code
+from app.services.live import LivePlay, PlayError
+from app.services.players import LiveGame, PlayerRef, TableInfo
 from app.timeutil import as_datetime, as_unix
 
 logger = logging.getLogger(__name__)
@@ -135,21 +137,23 @@ def match(seekers: list[Seeker], now: float) -> list[tuple[Seeker, Seeker]]:
 def pool_of(pool_id: str) -> Pool:
     pool = POOLS.get(pool_id)
     if pool is None:
-        raise PlayError("bad_message", f"unknown pool {pool_id!r}; the pools: {', '.join(POOLS)}")
+        raise PlayError(
+            Code.BAD_MESSAGE, f"unknown pool {pool_id!r}; the pools: {', '.join(POOLS)}"
+        )
     return pool
 
 
 async def seek(
     live: LivePlay, user: PlayerRef, pool_id: str, *, rated: bool = False
-) -> dict[str, Any]:
+) -> messages.Seeking:
     """Wait in a pool (instead of wherever the user waited); the pairing step pairs them."""
     pool = pool_of(pool_id)
     if await games.playing_for(live, user.id):
-        raise PlayError("game_in_progress", "finish your game in progress first")
+        raise PlayError(Code.GAME_IN_PROGRESS, "finish your game in progress first")
     now = live.clock.time()
     async with live.db.session() as session:
         if await stored_accounts.is_bot(session, user.id):
-            raise PlayError("bad_message", "bots do not wait in the pools: they play challenges")
+            raise PlayError(Code.BAD_MESSAGE, "bots do not wait in the pools: they play challenges")
         rating = DEFAULT_RATING
         if rated:
             await ratings.check_may_play_rated(session, user.id)
@@ -158,7 +162,7 @@ async def seek(
                     rating = row.rating
         await stored.put(session, user.id, pool.id, rated, rating, live.instance, as_datetime(now))
         await session.commit()
-    return {"type": "seeking", "pool": pool.id, "rated": rated, "rating": round(rating)}
+    return messages.seeking(pool.id, rated, rating)
 
 
 async def cancel(live: LivePlay, user_id: int) -> bool:
@@ -191,7 +195,7 @@ async def pair(live: LivePlay, pool_id: str) -> int:
         if batch is None:
             return made
         for table, lg, events in batch:
-            await tables.started(live, table, lg, events)
+            await seating.started(live, table, lg, events)
         made += len(batch)
         if len(batch) < BATCH:
             return made
@@ -211,7 +215,7 @@ async def _pair_batch(
                 await session.rollback()  # paired elsewhere meanwhile (SQLite): next step
                 return None
             made.append(
-                await tables.seat_two(
+                await seating.seat_two(
                     live,
                     session,
                     black,

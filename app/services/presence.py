@@ -12,7 +12,6 @@ opening on one process while another closes elsewhere cannot leave them marked a
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -21,8 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import heartbeats
 from app.db import presence as stored
 from app.db.table_log import StoredEvent
-from app.services import absences, attendance, games, heartbeat, tables
-from app.services.live import LivePlay, PlayerRef, PlayError, seated_player
+from app.services import absences, attendance, heartbeat, seating, timeouts
+from app.services.errors import Code
+from app.services.live import LivePlay, PlayError
+from app.services.players import PlayerRef, seated_player
 from app.services.rooms import find_room
 from app.timeutil import as_datetime, as_unix
 
@@ -36,14 +37,12 @@ async def _alive(live: LivePlay, session: AsyncSession) -> set[str]:
     return alive | {live.instance}
 
 
-async def connected(live: LivePlay, user: PlayerRef) -> None:
+async def connected(live: LivePlay, user_id: int) -> None:
     """The user's first connection to this process: present, and back in their games."""
-    async with live.db.session() as session:
-        await stored.lock_user(session, user.id)
-        await stored.add(session, live.instance, user.id, live.clock.now())
-        back = await absences.mark_back(live, session, user.id)
-        await session.commit()
-    await live.announce(back)
+    async with live.change() as change:
+        await stored.lock_user(change.session, user_id)
+        await stored.add(change.session, live.instance, user_id, live.clock.now())
+        change.add(await absences.mark_back(live, change.session, user_id))
 
 
 async def _offline(
@@ -63,30 +62,29 @@ async def disconnected(
     """The user's last connection to a process (this one, or `instance`, gone) closed."""
     instance = instance or live.instance
     since = live.clock.time() if since is None else since
-    async with live.db.session() as session:
-        await stored.lock_user(session, user_id)
+    async with live.change() as change:
+        await stored.lock_user(change.session, user_id)
         if instance == live.instance and live.connected_here(user_id):
             # They connected here again while this waited for the user's row: that
             # connection's `connected` may have gone first, and its row must stay.
             return
-        await stored.remove(session, instance, user_id)
-        away = await _offline(live, session, user_id, since)
-        await session.commit()
-    await live.announce(away)
+        await stored.remove(change.session, instance, user_id)
+        change.add(await _offline(live, change.session, user_id, since))
 
 
-async def reassert(live: LivePlay, users: Collection[PlayerRef]) -> int:
+async def reassert(live: LivePlay) -> int:
     """Make sure every user connected to this process is noted as such: one whose row is
     gone (another process took this one for gone, as a cut connection once made it) is
     connected again, back in their games. How many were."""
+    users = live.users_here()
     if not users:
         return 0
     async with live.db.session() as session:
         noted = await stored.users_at(session, live.instance)
-    missing = [user for user in users if user.id not in noted]
-    for user in missing:
-        if live.connected_here(user.id):
-            await connected(live, user)
+    missing = [user_id for user_id in users if user_id not in noted]
+    for user_id in missing:
+        if live.connected_here(user_id):
+            await connected(live, user_id)
     if missing:
         logger.warning("%d users connected here were noted away: set right", len(missing))
     return len(missing)
@@ -94,11 +92,9 @@ async def reassert(live: LivePlay, users: Collection[PlayerRef]) -> int:
 
 async def back(live: LivePlay, user_id: int) -> None:
     """The user is connected (to a live process): any absence their games still note ends."""
-    async with live.db.session() as session:
-        await stored.lock_user(session, user_id)
-        events = await absences.mark_back(live, session, user_id)
-        await session.commit()
-    await live.announce(events)
+    async with live.change() as change:
+        await stored.lock_user(change.session, user_id)
+        change.add(await absences.mark_back(live, change.session, user_id))
 
 
 async def present(live: LivePlay, session: AsyncSession, user_id: int) -> bool:
@@ -142,7 +138,7 @@ async def _stand_up_absent(live: LivePlay) -> None:
     period are given up (the table closes when nobody is left); see `attendance`. A seat with
     no attendance noted (taken before it was) follows its holder's presence instead."""
     async with live.db.session() as session:
-        seats = await tables.seats_of(session, None)
+        seats = await seating.seats_of(session, None)
         if not seats:
             return
         user_ids = sorted({user_id for _, user_id in seats})
@@ -162,7 +158,7 @@ async def _stand_up_absent(live: LivePlay) -> None:
         elif user_id in online or (seen is not None and as_unix(seen) > cutoff):
             continue
         try:
-            await tables.leave(live, PlayerRef(user_id, name), table_id)
+            await seating.leave(live, PlayerRef(user_id, name), table_id)
         except PlayError:
             continue  # a game started there meanwhile, or they stood up already
 
@@ -171,7 +167,7 @@ async def sweep(live: LivePlay) -> None:
     """What no single process may be relied on to do: flag clocks that ran out, take the users
     of crashed processes offline, and stand up players who did not come back. Every process
     sweeps; every write is conditional, so each thing happens once."""
-    await games.flag_due(live)
+    await timeouts.flag_due(live)
     for instance, beat_at, users in await _gone_instances(live):
         since = as_unix(beat_at) if beat_at is not None else live.clock.time()
         logger.info("server process %s is gone: %d users offline", instance, len(users))
@@ -198,7 +194,7 @@ async def online_in_room(live: LivePlay, room_ref: str | int) -> dict[str, Any]:
     async with live.db.session() as session:
         room = await find_room(session, room_ref)
         if room is None:
-            raise PlayError("not_found", f"no room {room_ref}")
+            raise PlayError(Code.NOT_FOUND, f"no room {room_ref}")
         seated = await stored.seated_in_room(session, room.id, await _alive(live, session))
     now = live.clock.time()
     players = []

@@ -39,20 +39,19 @@ from app.ratings.categories import CATEGORIES
 from app.rules import Result
 from app.services import events, fair_play
 from app.services.accounts import find_user
-from app.services.errors import ServiceError
+from app.services.errors import Code, ServiceError
+from app.status import UserKind
 from app.timeutil import as_datetime, as_unix
 
 VARIANTS = ("english", "pool")
 LEADERBOARD_MAX = 100
 # The kinds of account that may play rated games: a guest's rating would be thrown away with
 # the guest, and guests are free to make, so rating them invites farming a registered rating.
-RATED_KINDS = ("registered",)
+RATED_KINDS = (UserKind.REGISTERED,)
 
 
 class RatingError(ServiceError):
     """A refusal about ratings (rated tables, leaderboard parameters)."""
-
-    http_status = 409
 
 
 def _score(result: str) -> float | None:
@@ -147,7 +146,7 @@ async def check_may_play_rated(db: Executor, user_id: int) -> None:
     kind = await accounts.kind_of(db, user_id)
     if kind not in RATED_KINDS:
         raise RatingError(
-            "rated_needs_account", "rated games are for registered accounts: sign up to play one"
+            Code.RATED_NEEDS_ACCOUNT, "rated games are for registered accounts: sign up to play one"
         )
 
 
@@ -185,7 +184,7 @@ def shown(row: store.StoredRating, now: float) -> PlayerRating:
 async def _player(db: AsyncSession, name: str) -> User:
     user = await find_user(db, name)
     if user is None:
-        raise RatingError("not_found", f"no player named {name!r}", http_status=404)
+        raise RatingError(Code.NOT_FOUND, f"no player named {name!r}")
     return user
 
 
@@ -229,7 +228,7 @@ class LeaderboardEntry:
 
 def check_category(variant: str, category: str) -> None:
     if variant not in VARIANTS or category not in CATEGORIES:
-        raise RatingError("bad_request", f"no rating {variant}/{category}", http_status=422)
+        raise RatingError(Code.UNPROCESSABLE, f"no rating {variant}/{category}")
 
 
 async def leaderboard(

@@ -14,6 +14,7 @@ from collections.abc import Collection
 
 from app.db import accounts as stored
 from app.db.engine import Database
+from app.services import messages
 from app.services.live import CONTROL_CHANNEL, LivePlay
 from app.timeutil import as_utc, utcnow
 
@@ -24,7 +25,7 @@ BATCH = 500  # token hashes looked up per query
 
 async def logged_out(live: LivePlay, token_hash: str) -> None:
     """Ring every process (this one included) to close the sockets of a token just revoked."""
-    await live.publish(CONTROL_CHANNEL, {"type": "logout", "token_hash": token_hash})
+    await live.publish(CONTROL_CHANNEL, messages.logout(token_hash))
 
 
 async def lapsed(db: Database, token_hashes: Collection[str]) -> dict[str, str]:

@@ -12,28 +12,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, TypeVar
 
 from app.broker import BrokerUnavailable, Subscription
+from app.db import games as stored_games
+from app.db import presence as stored_presence
 from app.db import table_log
 from app.db.table_log import StoredEvent
-from app.services import challenges, games, tables
-from app.services.live import (
-    LivePlay,
-    PlayerRef,
-    PlayError,
-    no_game,
-    table_channel,
-    user_channel,
-)
+from app.services import challenges, events, games, lichess, tables
+from app.services.errors import Code
+from app.services.events import unix_ms
+from app.services.live import LivePlay, PlayError, no_game, table_channel, user_channel
+from app.services.players import PlayerRef
 from app.status import GameStatus
+from app.timeutil import as_unix
 
 logger = logging.getLogger(__name__)
 
 KEEP_ALIVE_SECONDS = 7.0
+SEEN_EVERY_SECONDS = 7.0  # an open event stream notes its user as seen this often
 POLL_SECONDS = 2.0
 LOG_BATCH = 500
 
@@ -86,9 +85,10 @@ async def table_events(
 
 
 def _state(game: dict[str, Any], clock: dict[str, int] | None) -> dict[str, Any]:
-    """A `gameState` line from a game as `games.game_payload` shows it."""
+    """A `gameState` line from a game as `games.game_payload` shows it. Times are numbers in
+    milliseconds, as lichess's clients read them: with no clock, lichess's "unlimited"."""
     clocks = game["clocks"]
-    increment = clock["increment"] * 1000 if clock is not None else None
+    increment = clock["increment"] * 1000 if clock is not None else 0
     status = "started" if game["status"] == GameStatus.PLAYING else game["termination"]
     winner = None
     if game["result"] == "1-0":
@@ -98,8 +98,8 @@ def _state(game: dict[str, Any], clock: dict[str, int] | None) -> dict[str, Any]
     return {
         "type": "gameState",
         "moves": " ".join(game["moves"]),
-        "btime": clocks["black"] if clocks else None,
-        "wtime": clocks["white"] if clocks else None,
+        "btime": clocks["black"] if clocks else lichess.UNLIMITED_MS,
+        "wtime": clocks["white"] if clocks else lichess.UNLIMITED_MS,
         "binc": increment,
         "winc": increment,
         "status": status,
@@ -111,27 +111,30 @@ def _state(game: dict[str, Any], clock: dict[str, int] | None) -> dict[str, Any]
     }
 
 
-def _full(game: dict[str, Any], table: dict[str, Any]) -> dict[str, Any]:
+def _full(game: dict[str, Any], table: dict[str, Any], created_at: float) -> dict[str, Any]:
     clock = table["clock"]
+    base, increment = (clock["base"], clock["increment"]) if clock is not None else (None, 0)
     return {
         "type": "gameFull",
         "id": game["id"],
         "table": game["table"],
         "variant": game["variant"],
         "rated": table["rated"],
+        "speed": lichess.speed(base, increment),
+        "createdAt": unix_ms(created_at),
         "clock": (
             {"initial": clock["base"] * 1000, "increment": clock["increment"] * 1000}
             if clock is not None
             else None
         ),
-        "black": game["black"],
-        "white": game["white"],
+        "black": lichess.player(game["black"]),
+        "white": lichess.player(game["white"]),
         "initialFen": game["start_fen"] or "startpos",
         "state": _state(game, clock),
     }
 
 
-def _follow(game: dict[str, Any], event: dict[str, Any]) -> bool:
+def _follow(game: dict[str, Any], event: Mapping[str, Any]) -> bool:
     """Apply one table event of the game to its payload; whether the state changed."""
     kind = event.get("type")
     if event.get("game") != game["id"]:
@@ -167,11 +170,12 @@ async def game_stream(
     try:
         snap = await tables.snapshot(live, found["table"], user_id)
     except PlayError as exc:  # a private table: the game is not for this caller
-        if exc.code == "not_found":
+        if exc.code is Code.NOT_FOUND:
             raise no_game(game_id) from None
         raise
     game = snap["game"] if snap["game"] is not None and snap["game"]["id"] == game_id else found
-    yield _full(game, snap["table"])
+    _, _, created_at = await _facts(live, game_id)
+    yield _full(game, snap["table"], created_at)
     if game["status"] != GameStatus.PLAYING:
         return
     clock = snap["table"]["clock"]
@@ -180,25 +184,36 @@ async def game_stream(
         async for event in following:
             if event is None:
                 yield None
-            elif _follow(game, json.loads(event.payload)):
+            elif _follow(game, event.data):
+                if game["status"] == GameStatus.PLAYING and not game["legal_moves"]:
+                    continue  # the move that ended the game: its ending comes next, one line
                 yield _state(game, clock)
                 if game["status"] != GameStatus.PLAYING:
                     return
 
 
+async def _facts(live: LivePlay, game_id: int) -> tuple[int | None, int, float]:
+    """The game's clock (base s, None: untimed; increment s) and when it started (Unix s)."""
+    async with live.db.session() as session:
+        row = await stored_games.get(session, game_id)
+    if row is None:
+        raise no_game(game_id)
+    return row.clock_base_s, row.clock_increment_s, as_unix(row.started_at)
+
+
 # --- a user's events ----------------------------------------------------------------------------
 
 
-def _game_start(notice: dict[str, Any]) -> dict[str, Any]:
+async def _game_line(
+    live: LivePlay, kind: str, game: dict[str, Any], user_id: int
+) -> dict[str, Any]:
+    """`gameStart` / `gameFinish` for `game` (a `games.game_payload`): our `id`, `table`,
+    `color` and `opponent`, and lichess's facts of the game (`lichess.game_for`)."""
+    base, increment, _ = await _facts(live, game["id"])
+    facts = lichess.game_for(game, user_id, base, increment)
     return {
-        "type": "gameStart",
-        "game": {
-            "id": notice["game"],
-            "gameId": notice["game"],
-            "table": notice["table"],
-            "color": notice["colour"],
-            "opponent": notice["opponent"],
-        },
+        "type": kind,
+        "game": facts | {"id": game["id"], "table": game["table"]},
     }
 
 
@@ -210,7 +225,7 @@ _NOTICE_TYPES = {
 
 
 async def _watch_finish(
-    live: LivePlay, game_id: int, table_id: int, out: asyncio.Queue[dict[str, Any]]
+    live: LivePlay, user_id: int, game_id: int, table_id: int, out: asyncio.Queue[dict[str, Any]]
 ) -> None:
     """Put `gameFinish` on `out` when the game ends."""
     async with live.db.session() as session:
@@ -220,10 +235,12 @@ async def _watch_finish(
         following = table_events(live, table_id, after)
         async with contextlib.aclosing(following):
             async for event in following:
-                changed = _follow(game, json.loads(event.payload))
+                changed = _follow(game, event.data)
                 if changed and game["status"] != GameStatus.PLAYING:
                     break
-    await out.put({"type": "gameFinish", "game": {"id": game_id, "gameId": game_id} | _end(game)})
+    line = await _game_line(live, "gameFinish", game, user_id)
+    line["game"] |= _end(game)
+    await out.put(line)
 
 
 def _end(game: dict[str, Any]) -> dict[str, Any]:
@@ -237,47 +254,51 @@ async def event_stream(live: LivePlay, user: PlayerRef) -> AsyncIterator[dict[st
     out: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     watching: dict[int, asyncio.Task[None]] = {}
     challenged: set[int] = set()  # challenges sent (on connect, or as they came)
+    started: set[int] = set()  # games whose start was sent
 
     def watch(game_id: int, table_id: int) -> None:
         if game_id not in watching:
-            watching[game_id] = asyncio.create_task(_watch_finish(live, game_id, table_id, out))
+            watching[game_id] = asyncio.create_task(
+                _watch_finish(live, user.id, game_id, table_id, out)
+            )
+
+    async def start(game_id: int) -> None:
+        if game_id in started:  # told already (on connect, or as it came)
+            return
+        started.add(game_id)
+        game = await games.snapshot(live, game_id)
+        await out.put(await _game_line(live, "gameStart", game, user.id))
+        watch(game_id, game["table"])
 
     async def pump(sub: Subscription) -> None:
         async for text in sub:
-            notice = json.loads(text)
+            notice = events.decode(text)
             kind = notice.get("type")
             if kind == "your_game":
-                if notice["game"] not in watching:
-                    await out.put(_game_start(notice))
-                    watch(notice["game"], notice["table"])
+                await start(notice["game"])
             elif kind in _NOTICE_TYPES:
                 if kind == "challenge":  # perhaps listed on connect already
                     if notice["challenge"]["id"] in challenged:
                         continue
                     challenged.add(notice["challenge"]["id"])
-                await out.put({"type": _NOTICE_TYPES[kind], "challenge": notice["challenge"]})
+                shown = lichess.challenge(notice["challenge"])
+                await out.put({"type": _NOTICE_TYPES[kind], "challenge": shown})
 
     async with live.broker.subscribe(user_channel(user.id)) as sub:
         pumping = asyncio.create_task(pump(sub))
         try:
+            await _seen(live, user.id)
+            seen = live.clock.time()
             for playing in await games.playing_for(live, user.id):
-                game = await games.snapshot(live, playing["game"])
-                colour = "black" if game["black"]["id"] == user.id else "white"
-                opponent = game["white"] if colour == "black" else game["black"]
-                notice = {
-                    "game": game["id"],
-                    "table": game["table"],
-                    "colour": colour,
-                    "opponent": opponent,
-                }
-                if game["id"] not in watching:
-                    await out.put(_game_start(notice))
-                    watch(game["id"], game["table"])
+                await start(playing["game"])
             for waiting in await challenges.waiting_for(live, user.id):
                 if waiting["id"] not in challenged:
                     challenged.add(waiting["id"])
-                    await out.put({"type": "challenge", "challenge": waiting})
+                    await out.put({"type": "challenge", "challenge": lichess.challenge(waiting)})
             while True:
+                if live.clock.time() - seen >= SEEN_EVERY_SECONDS:
+                    await _seen(live, user.id)
+                    seen = live.clock.time()
                 try:
                     line = await asyncio.wait_for(out.get(), KEEP_ALIVE_SECONDS)
                 except TimeoutError:
@@ -290,6 +311,14 @@ async def event_stream(live: LivePlay, user: PlayerRef) -> AsyncIterator[dict[st
             pumping.cancel()
             for task in watching.values():
                 task.cancel()
+
+
+async def _seen(live: LivePlay, user_id: int) -> None:
+    """Note the user as seen now: an account with an event stream open is online (a bot is
+    listed by `GET /api/bot/online` while it was seen lately)."""
+    async with live.db.session() as session:
+        await stored_presence.set_last_seen(session, user_id, live.clock.now())
+        await session.commit()
 
 
 async def _next(items: AsyncIterator[T]) -> T:

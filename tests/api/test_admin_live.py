@@ -339,6 +339,34 @@ async def test_a_ban_closes_live_sockets_and_refuses_login_and_connect(
     ]
 
 
+async def test_the_audit_log_names_its_users_and_the_computer_is_never_banned(
+    server: Served, admin: httpx.AsyncClient
+) -> None:
+    """An entry about a user names them (`target_name`, beside the id), as one about a room
+    names the room; the computer's accounts (kind `ai`) cannot be banned: `ai_account`."""
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        registered = ok(
+            await http.post("/api/auth/register", json={"name": "trudy", "password": PASSWORD})
+        )
+    user_id = registered["user"]["id"]
+    ok(await admin.post(f"/api/admin/users/{user_id}/ban", json={"reason": "spam"}))
+    casual = (await rooms_by_slug(admin))["english-casual"]
+    ok(await admin.post(f"/api/admin/rooms/{casual['id']}/close", json={"reason": "quiet"}))
+    computer = ok(await admin.get("/api/admin/users", params={"kind": "ai"}))["data"]
+    assert len(computer) == 8
+    for account in computer[:2]:
+        refused = await admin.post(f"/api/admin/users/{account['id']}/ban", json={"reason": "x"})
+        assert (refused.status_code, refused.json()["error"]) == (409, "ai_account")
+        assert account["name"] in refused.json()["message"]
+    banned = ok(await admin.get("/api/admin/users", params={"banned": "true"}))["data"]
+    assert [u["name"] for u in banned] == ["trudy"]
+    audit = ok(await admin.get("/api/admin/audit"))["data"]
+    assert [(e["action"], e["target_id"], e["target_name"], e["note"]) for e in audit] == [
+        ("room.close", str(casual["id"]), "English casual", "quiet"),
+        ("user.ban", str(user_id), "trudy", "spam"),
+    ]
+
+
 async def test_rooms_are_created_renamed_and_configured(
     server: Served, admin: httpx.AsyncClient
 ) -> None:

@@ -85,12 +85,16 @@ def valid_body(method: str, path: str) -> dict[str, Any] | None:
     """A body the route accepts, so that only the path parameter is wrong."""
     if method == "PATCH":
         return {"listed": True}
+    if method == "PUT" and path == "/api/tournaments/{tournament_id}":  # a tournament's settings
+        return {"kind": "arena", "name": "Testing", "minutes": 10, "clock": {"base": 60}}
     if method != "POST":
         return None
     if path.endswith("/adjudicate"):
         return {"result": "1-0", "reason": "testing"}
     if path.endswith("/decline"):  # a challenge's: one of lichess's reasons
         return {"reason": "later"}
+    if path == "/api/challenge/{name}":  # a challenge's fields
+        return {"rated": False}
     return {"reason": "testing"}
 
 

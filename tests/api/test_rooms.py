@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from app.services import tables
-from app.services.live import PlayerRef
+from app.services import table_opening
+from app.services.players import PlayerRef
 
 
 async def test_rooms_are_listed_with_their_public_tables(
@@ -14,8 +14,8 @@ async def test_rooms_are_listed_with_their_public_tables(
 ) -> None:
     guest = (await client.post("/api/auth/guest")).json()["user"]
     host = PlayerRef(guest["id"], guest["name"])
-    public = await tables.open_table(app.state.live, host, "pool", colour="white")
-    await tables.open_table(app.state.live, host, "pool", private=True)
+    public = await table_opening.open_table(app.state.live, host, "pool", colour="white")
+    await table_opening.open_table(app.state.live, host, "pool", private=True)
 
     response = await client.get("/api/rooms")
     assert response.status_code == 200

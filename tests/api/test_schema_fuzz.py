@@ -25,7 +25,8 @@ from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD
-from tests.conftest import free_port, make_settings, migrated_sqlite, postgres_database
+from tests.conftest import make_settings, migrated_sqlite, postgres_database
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.thorough  # generated inputs: seconds of CPU
 

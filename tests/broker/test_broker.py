@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from app.broker import Broker, BrokerUnavailable, SubscriberDropped, create_broker
-from tests.conftest import PrivateRedis, free_port
+from tests.conftest import PrivateRedis
+from tests.support.ports import free_port
 
 
 def channel() -> str:

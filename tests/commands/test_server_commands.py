@@ -18,7 +18,7 @@ from websockets.sync.client import connect
 
 from app.db.engine import Database
 from app.db.models import User
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PASSWORD = "correct-horse-battery"

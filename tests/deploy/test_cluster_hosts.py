@@ -31,7 +31,8 @@ import pytest
 import websockets
 from sqlalchemy import make_url
 
-from tests.conftest import TEST_DATABASE_URL, free_port
+from tests.conftest import TEST_DATABASE_URL
+from tests.support.ports import free_port
 from tests.support.proxy import haproxy_config, started
 from tests.support.server import ROOT
 from tests.support.ws import subprotocols, ws_url

@@ -115,3 +115,18 @@ def open_table(
     dialog.get_by_role("button", name="Open table").click()
     expect(page).to_have_url(re.compile(r"#/table/\d+(\?invite=.+)?$"))
     return int(re.findall(r"#/table/(\d+)", page.url)[0])
+
+
+def two_players_and_a_spectator(browser: Browser, server_url: str) -> tuple[list[Person], int]:
+    """ann (Black) and ben (White) at an untimed casual table, carl watching; the people and
+    the table's id."""
+    people = [arrive(browser, server_url) for _ in range(3)]
+    ann, ben, carl = (person.page for person in people)
+    register(ann, "ann")
+    register(ben, "ben")
+    table_id = open_table(ann, "english-casual", colour="black", clock=None)
+    ben.get_by_role("button", name=f"Sit at table {table_id}").click()
+    expect(ben.locator(".player-bar.bottom")).to_have_attribute("data-colour", "white")
+    carl.goto(f"/#/table/{table_id}")
+    expect(carl.locator(".player-bar.bottom")).to_contain_text("ben")
+    return people, table_id

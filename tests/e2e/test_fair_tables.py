@@ -86,9 +86,13 @@ def test_first_moves_have_a_deadline_and_a_game_nobody_starts_is_aborted(
         # than waited for), which counts for nobody.
         server.clock.advance(FIRST_MOVE_SECONDS)
         for page in (ann, ben):
-            expect(page.locator(".game-over")).to_have_text("Game aborted.")
+            expect(page.locator(".game-over")).to_have_text(
+                "Game aborted: Black did not make a first move in time."
+            )
+        # An aborted game is kept, but listed nowhere: not among the player's games.
         ann.goto(f"{server.url}/#/players/ann")
-        expect(ann.locator("td.result")).to_have_text(["Aborted"])
+        expect(ann.get_by_text("No games yet.")).to_be_visible()
+        expect(ann.locator("td.result")).to_have_count(0)
         for person in people:
             assert person.errors == []
             person.context.close()
@@ -133,6 +137,11 @@ def test_players_and_spectators_chat_apart_during_a_game(browser: Browser, serve
     ben.get_by_role("button", name="Resign").click()
     ben.get_by_role("button", name="Confirm resignation").click()
     expect(ann.locator(".game-over")).to_have_text("You won — White resigned.")
+    # The spectators' line kept from the players during the game is shown to them now.
+    for page in (ann, ben):
+        expect(page.locator(".chat-log li[data-channel='spectators']")).to_contain_text(
+            "cyd: 11-16 would be a blunder"
+        )
     cy.get_by_role("textbox", name="Chat message").fill("well played")
     cy.get_by_role("button", name="Send").click()
     for page in (ann, ben):

@@ -42,6 +42,7 @@ WITH_REASON = [
         "White wins: ended by an administrator (engine use).",
     ),
     ("pool", "*", "admin", "maintenance", "Game aborted by an administrator (maintenance)."),
+    ("english", "*", "aborted", "White aborted it", "Game aborted: White aborted it."),
 ]
 
 

@@ -83,7 +83,7 @@ def test_draw_offers_a_rematch_a_resignation_and_an_abort(
     expect(ann.locator(".game-over")).to_be_hidden()
     ann.get_by_role("button", name="Abort").click()
     ann.get_by_role("button", name="Confirm abort").click()
-    expect_banner(pages, "Game aborted.", "Game aborted.")
+    expect_banner(pages, "Game aborted: Black aborted it.", "Game aborted: Black aborted it.")
 
     for person in people:
         assert person.errors == []

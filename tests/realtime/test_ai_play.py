@@ -11,7 +11,7 @@ import pytest
 
 from app.config import Settings
 from app.rules import Game, get_variant
-from app.services import ai
+from app.services import ai, ai_search
 from tests.support.server import Served, serve
 from tests.support.ws import Client, guest, start_game
 
@@ -210,7 +210,7 @@ async def test_the_computer_declines_a_draw_before_move_40(server: Served) -> No
 async def test_the_computer_accepts_a_draw_when_level_late_in_a_game(
     server: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ai, "DRAW_FROM_PLY", 0)  # as if move 40 were past
+    monkeypatch.setattr(ai_search, "DRAW_FROM_PLY", 0)  # as if move 40 were past
     async with guest(server.url) as human:
         snapshot = await start_ai_game(human, level=5, colour="black", start_fen="B:WK32:BK1")
         answer = await offer_and_answer(human, snapshot["game"])
@@ -221,7 +221,7 @@ async def test_the_computer_accepts_a_draw_when_level_late_in_a_game(
 async def test_the_computer_declines_a_draw_when_it_is_winning(
     server: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ai, "DRAW_FROM_PLY", 0)
+    monkeypatch.setattr(ai_search, "DRAW_FROM_PLY", 0)
     async with guest(server.url) as human:
         # The AI (White) has three kings against a lone man.
         snapshot = await start_ai_game(
@@ -275,19 +275,19 @@ async def test_the_lower_levels_never_resign(server: Served) -> None:
 
 
 def test_the_thinking_time_follows_the_level_and_the_clock() -> None:
-    assert ai.movetime_ms(1, None) == 50
-    assert ai.movetime_ms(8, None) == 1000
-    assert ai.movetime_ms(8, 60_000) == 1000
-    assert ai.movetime_ms(8, 4_000) == 200  # a twentieth of what is left
-    assert ai.movetime_ms(8, 0) == ai.MIN_MOVETIME_MS
+    assert ai_search.movetime_ms(1, None) == 50
+    assert ai_search.movetime_ms(8, None) == 1000
+    assert ai_search.movetime_ms(8, 60_000) == 1000
+    assert ai_search.movetime_ms(8, 4_000) == 200  # a twentieth of what is left
+    assert ai_search.movetime_ms(8, 0) == ai_search.MIN_MOVETIME_MS
 
 
 def test_the_draw_rule() -> None:
-    assert not ai.accepts_draw(79, -300)
-    assert ai.accepts_draw(80, 0) and ai.accepts_draw(80, -300)
-    assert not ai.accepts_draw(120, 100)
+    assert not ai_search.accepts_draw(79, -300)
+    assert ai_search.accepts_draw(80, 0) and ai_search.accepts_draw(80, -300)
+    assert not ai_search.accepts_draw(120, 100)
     # A search that finished no depth in its time (a starved machine) knows nothing: declined.
-    assert not ai.accepts_draw(120, None)
+    assert not ai_search.accepts_draw(120, None)
 
 
 async def test_the_computer_cannot_log_in_and_its_names_cannot_be_taken(server: Served) -> None:

@@ -15,7 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import PrivateRedis, free_port, make_settings
+from tests.conftest import PrivateRedis, make_settings
+from tests.support.ports import free_port
 from tests.support.proxy import haproxy_config, started
 from tests.support.server import ServerProcess
 from tests.support.ws import connect, guest_token, start_game

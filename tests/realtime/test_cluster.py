@@ -13,9 +13,11 @@ from prometheus_client import REGISTRY
 
 from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
-from app.realtime.hub import GAP_WAIT_SECONDS, Hub
+from app.realtime.feeds import GAP_WAIT_SECONDS
+from app.realtime.hub import Hub
 from app.services.game_state import stored_clock
-from app.services.live import read_table, table_channel
+from app.services.live import table_channel
+from app.services.players import read_table
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, attending, cluster, serve
 from tests.support.ws import Client, connect, guest, guest_token, start_game
@@ -206,7 +208,7 @@ async def _stored_elsewhere(served: Served, table_id: int, count: int) -> list[S
 
 
 async def _ring(served: Served, event: StoredEvent) -> None:
-    await served.app.state.live.broker.publish(table_channel(event.table_id), event.frame)
+    await served.app.state.live.broker.publish(table_channel(event.table_id), event.ring)
 
 
 @asynccontextmanager
@@ -247,7 +249,7 @@ async def test_a_comparison_with_the_log_waits_for_rings_on_their_way(server: Se
         reads = REGISTRY.get_sample_value("checkers_event_log_reads_total")
         assert reads is not None
         (stored,) = await _stored_elsewhere(server, table_id, 1)
-        await hub._compare_heads()  # the periodic comparison finds the table one behind
+        await hub.feeds.compare_heads()  # the periodic comparison finds the table one behind
         await _ring(server, stored)  # and then its ring comes
         assert (await watcher.expect("table_update"))["v"] == version + 1
         server.clock.advance(GAP_WAIT_SECONDS * 3)

@@ -140,6 +140,7 @@ async def test_each_player_is_told_of_their_game_on_every_connection(server: Ser
                 "colour": colour,
                 "opponent": {"id": opponent["id"], "name": opponent["name"]},
                 "first_move_deadline": game["first_move_deadline"],
+                "tournament": None,  # not a tournament's game
             }
         await spectator.expect("game_started")
         for client in (b_elsewhere, spectator):
@@ -183,7 +184,9 @@ async def test_spectators_chat_waits_for_the_end_of_the_game(server: Served) -> 
             ("11-16 was a blunder", "spectators"),
             ("good luck", "players"),
         ]
-        assert all("hide_from" not in m for m in spectator.seen + anonymous.seen)
+        # Spectators read whom their line is kept from (the two players), as stored and sent.
+        lines = [m for m in anonymous.seen if m["type"] == "chat"]
+        assert [len(m.get("hide_from", ())) for m in lines] == [2, 0]
 
         # Chat history in the snapshot and the missed events: filtered alike.
         await a.send(type="watch", table=table_id)
@@ -207,6 +210,13 @@ async def test_spectators_chat_waits_for_the_end_of_the_game(server: Served) -> 
         await spectator.send(type="chat", table=table_id, text="well played")
         for client in (a, b):
             await client.expect("chat", text="well played", channel="spectators")
+        # And the players' history now holds the line kept from them during the game.
+        await a.send(type="watch", table=table_id)
+        assert chat_texts((await a.expect("table"))["chat"]) == [
+            ("11-16 was a blunder", "spectators"),
+            ("good luck", "players"),
+            ("well played", "spectators"),
+        ]
 
 
 async def test_refused_moves_are_explained_in_plain_words(server: Served) -> None:

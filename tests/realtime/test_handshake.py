@@ -23,7 +23,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from app.config import Settings
 from tests.conftest import make_settings
 from tests.support.logs import server_log
-from tests.support.server import ROOT, Served, free_port
+from tests.support.ports import free_port
+from tests.support.server import ROOT, Served
 from tests.support.ws import guest_token
 
 

@@ -83,3 +83,17 @@ async def test_a_subscriber_leaving_does_not_cancel_the_read_of_the_others() -> 
     reads.go.set()
     assert await staying == "snapshot 1"
     assert reads.count == 1
+
+
+async def test_a_subscriber_sent_an_update_during_its_read_gets_a_snapshot_read_after_it() -> None:
+    """A subscriber hears the lobby's updates from the moment it subscribes: one sent while
+    its snapshot is read reaches it first, so a snapshot read before that update (which may
+    not hold it) would undo it on the page: such a subscriber gets a snapshot read after."""
+    reads = Reads()
+    snapshots = LobbySnapshots(reads)
+    subscriber = asyncio.create_task(snapshots.for_subscriber())
+    await asyncio.sleep(0)
+    snapshots.changed()  # sent to the subscriber before its snapshot
+    reads.go.set()
+    assert await subscriber == "snapshot 2"
+    assert reads.count == 2

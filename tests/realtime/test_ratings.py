@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from app.db.engine import Database
 from app.db.models import Rating, RatingChange
 from app.rules import Game, get_variant
-from app.services import games
+from app.services import game_cache, games
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, cluster
 from tests.support.ws import Client, connect, guest, member_token, start_game
@@ -276,7 +276,7 @@ async def test_a_game_started_on_one_server_is_served_by_the_other_without_readi
         live = one.app.state.live
         copy = live.games.get(match.id)
         assert copy is not None, "the first server did not take the game from its start event"
-        stored = await games.read(live, match.id)
+        stored = await game_cache.read(live, match.id)
         assert stored is not None and copy.table is not None and stored.table is not None
         now = time.time()
         assert games.game_payload(live, copy, now) == games.game_payload(live, stored, now)

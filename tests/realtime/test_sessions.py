@@ -15,8 +15,9 @@ from sqlalchemy import update
 from websockets.exceptions import ConnectionClosed
 
 from app.config import Settings
-from app.db.models import AuthToken, utcnow
+from app.db.models import AuthToken
 from app.services.accounts import hash_token
+from app.timeutil import utcnow
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, cluster, serve
 

@@ -12,6 +12,7 @@ import pytest
 from sqlalchemy import func, insert, inspect, select, text, update
 
 from app.db import games as stored_games
+from app.db import moves as stored_moves
 from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import GameTable, TableEvent
@@ -44,7 +45,7 @@ async def new_games(db: Database, count: int) -> list[int]:
 
 
 def move(game_id: int, ply: int, text: str, **ending: str) -> MoveCommit:
-    event = f'{{"type":"move","game":{game_id},"ply":{ply}}}'
+    event = {"type": "move", "game": game_id, "ply": ply}
     return MoveCommit(
         game_id=game_id,
         table_id=TABLES[game_id],
@@ -250,7 +251,7 @@ async def test_moves_update_their_games_rows_in_place(db: Database) -> None:
     games = await new_games(db, 10)
     start = datetime.now(UTC)
     async with db.engine.connect() as conn:
-        driver, statement = await stored_games.prepare_batch(conn)
+        driver, statement = await stored_moves.prepare_batch(conn)
         async with driver.transaction():
             for ply, text_ in enumerate(("11-15", "23-19", "8-11"), 1):
                 at = start + timedelta(seconds=ply)
@@ -258,10 +259,31 @@ async def test_moves_update_their_games_rows_in_place(db: Database) -> None:
                     replace(move(g, ply, text_), at=at, deadline=at + timedelta(minutes=5))
                     for g in games
                 ]
-                assert all(s is not None for s in await stored_games.write_batch(statement, batch))
+                assert all(s is not None for s in await statement.write(batch))
             updated, in_place = await driver.fetchrow(
                 "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables"
                 " WHERE relname = 'games'"
             )
         await conn.invalidate()  # it carries the writer's settings
     assert (updated, in_place) == (30, 30)
+
+
+async def test_the_batch_is_planned_again_as_the_tables_grow(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer prepares its statement again every `REPLAN_SECONDS`: a generic plan made while
+    `games` was empty read every game in progress for each batch (issue 31, PostgreSQL's CPU
+    per move rising during a run); planned again, it follows the statistics."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("the batch statement is PostgreSQL's")
+    games = await new_games(db, 4)
+    start = datetime.now(UTC)
+    async with db.engine.connect() as conn:
+        _, batch = await stored_moves.prepare_batch(conn)
+        await batch.write([replace(move(games[0], 1, "11-15"), at=start)])
+        await batch.write([replace(move(games[1], 1, "11-15"), at=start)])
+        assert batch.prepared == 1
+        monkeypatch.setattr(stored_moves, "REPLAN_SECONDS", 0.0)
+        stored = await batch.write([replace(move(games[2], 1, "11-15"), at=start)])
+        assert batch.prepared == 2 and stored[0] is not None
+        await conn.invalidate()

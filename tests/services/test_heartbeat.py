@@ -60,8 +60,11 @@ async def test_a_lost_lock_is_taken_again_at_the_next_beat(db: Database) -> None
         async with db.engine.connect() as conn:
             await conn.execute(
                 text(
+                    # This database's only: other tests' servers hold such locks too.
                     "SELECT pg_terminate_backend(pid) FROM pg_locks"
                     " WHERE locktype = 'advisory' AND classid = (:space)::bigint::oid"
+                    " AND database = (SELECT oid FROM pg_database"
+                    " WHERE datname = current_database())"
                 ),
                 {"space": LOCK_SPACE},
             )

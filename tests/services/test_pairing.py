@@ -15,8 +15,9 @@ from app.broker.memory import MemoryBroker
 from app.db.engine import Database
 from app.db.models import Game, Seek, User
 from app.services import pairing
-from app.services.live import LivePlay, PlayerRef
+from app.services.live import LivePlay
 from app.services.pairing import Seeker, match
+from app.services.players import PlayerRef
 from tests.conftest import make_settings
 
 NOW = 1_000_000.0

@@ -16,6 +16,7 @@ from app.db.models import Game as GameRow
 from app.db.models import Rating, RatingChange, User
 from app.rules import Result
 from app.services import ratings
+from app.services.errors import Code
 from app.status import GameStatus
 from app.timeutil import utcnow
 from tests.conftest import make_settings
@@ -136,7 +137,7 @@ async def test_guests_may_not_play_rated_games(db: Database) -> None:
         await ratings.check_may_play_rated(session, member)
         with pytest.raises(ratings.RatingError) as refused:
             await ratings.check_may_play_rated(session, visitor)
-    assert refused.value.code == "rated_needs_account"
+    assert refused.value.code is Code.RATED_NEEDS_ACCOUNT
 
 
 async def test_two_transactions_rating_one_game_at_once_rate_it_once(db: Database) -> None:

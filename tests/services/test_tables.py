@@ -12,8 +12,10 @@ from sqlalchemy import func, select, update
 from app.broker.memory import MemoryBroker
 from app.db.engine import Database
 from app.db.models import GameTable, Room, User
-from app.services import tables
-from app.services.live import LivePlay, PlayerRef, PlayError
+from app.services import table_opening
+from app.services.errors import Code
+from app.services.live import LivePlay, PlayError
+from app.services.players import PlayerRef
 from tests.conftest import make_settings
 
 ROOM = "english-casual"
@@ -43,14 +45,14 @@ async def test_a_table_opened_while_its_room_closes_is_refused(live: LivePlay) -
         # An administrator closing the room holds it from the start of the closing transaction.
         transaction = await admin.begin()
         await admin.execute(select(Room.id).where(Room.slug == ROOM).with_for_update())
-        opening = asyncio.create_task(tables.open_table(live, host, ROOM))
+        opening = asyncio.create_task(table_opening.open_table(live, host, ROOM))
         await asyncio.sleep(0.5)  # the opening reaches the room and waits for it
         assert not opening.done()
         await admin.execute(update(Room).where(Room.slug == ROOM).values(is_open=False))
         await transaction.commit()
     with pytest.raises(PlayError) as refused:
         await opening
-    assert refused.value.code == "room_closed"
+    assert refused.value.code is Code.ROOM_CLOSED
     async with live.db.session() as session:
         opened = await session.scalar(select(func.count()).select_from(GameTable))
     assert opened == 0
@@ -62,10 +64,10 @@ async def test_two_tables_opened_at_once_do_not_exceed_the_room_limit(live: Live
         await session.commit()
     hosts = [await new_user(live.db, f"host{n}") for n in range(6)]
     results = await asyncio.gather(
-        *(tables.open_table(live, host, ROOM) for host in hosts), return_exceptions=True
+        *(table_opening.open_table(live, host, ROOM) for host in hosts), return_exceptions=True
     )
     refused = [r for r in results if isinstance(r, PlayError)]
-    assert len(refused) == 5 and {r.code for r in refused} == {"room_closed"}
+    assert len(refused) == 5 and {r.code for r in refused} == {Code.ROOM_CLOSED}
     async with live.db.session() as session:
         opened = await session.scalar(select(func.count()).select_from(GameTable))
     assert opened == 1
@@ -86,11 +88,11 @@ async def test_a_user_hosts_at_most_the_limit_of_tables_across_rooms(
 ) -> None:
     live = live_two_tables
     host = await new_user(live.db, "host")
-    await tables.open_table(live, host, "english-casual")
-    await tables.open_table(live, host, "english-blitz")
+    await table_opening.open_table(live, host, "english-casual")
+    await table_opening.open_table(live, host, "english-blitz")
     with pytest.raises(PlayError) as refused:
-        await tables.open_table(live, host, "pool")
-    assert refused.value.code == "too_many_tables"
+        await table_opening.open_table(live, host, "pool")
+    assert refused.value.code is Code.TOO_MANY_TABLES
     assert "2 tables" in refused.value.message
 
 
@@ -101,10 +103,22 @@ async def test_tables_opened_at_once_in_several_rooms_do_not_exceed_the_limit(
     host = await new_user(live.db, "host")
     rooms = ["english-casual", "english-blitz", "pool"] * 2
     results = await asyncio.gather(
-        *(tables.open_table(live, host, room) for room in rooms), return_exceptions=True
+        *(table_opening.open_table(live, host, room) for room in rooms), return_exceptions=True
     )
     refused = [r for r in results if isinstance(r, PlayError)]
-    assert len(refused) == 4 and {r.code for r in refused} == {"too_many_tables"}
+    assert len(refused) == 4 and {r.code for r in refused} == {Code.TOO_MANY_TABLES}
     async with live.db.session() as session:
         opened = await session.scalar(select(func.count()).select_from(GameTable))
     assert opened == 2
+
+
+async def test_the_stored_log_holds_no_figure_only_one_process_knows(live: LivePlay) -> None:
+    """A table's events are stored and replayed to anyone on any process: the spectator count
+    (each process counts its own watchers) is never in them, nor read back from them. The log
+    stores each event's type beside its text."""
+    host = await new_user(live.db, "host")
+    opened = await table_opening.open_table(live, host, ROOM)
+    events = await live.log_since(opened["id"], 0, 10)
+    assert [e.kind for e in events] == ["table_update"]
+    assert "spectators" not in events[0].payload
+    assert "spectators" not in opened

@@ -26,6 +26,7 @@ from fastapi import FastAPI
 from app.clock import FakeClock
 from app.config import Settings
 from app.main import create_app
+from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,13 +121,6 @@ async def attending(served: Served, user_id: int, *table_ids: int) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"the server never noted that user {user_id} watches {table_ids}")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class ServerProcess:

@@ -14,6 +14,7 @@ from app import rules
 from app.api.params import MAX_ID, NAME_PATTERN, TEXT_PATTERN, WORDS_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
 from app.api.schemas.users import UtcDatetime
+from app.status import UserKind
 
 Variant = Literal["english", "pool"]
 # The values of `app.rules.Result`, spelled out: strict request validation takes them as text.
@@ -286,7 +287,7 @@ class AdminUserPublic(BaseModel):
 
     id: int
     name: str
-    kind: Literal["registered", "guest", "imported", "ai"]
+    kind: UserKind
     role: Literal["player", "admin"]
     banned: bool
     ban_reason: str | None
@@ -314,6 +315,7 @@ class AuditEntryPublic(BaseModel):
                     "action": "table.close",
                     "target_type": "table",
                     "target_id": "7",
+                    "target_name": None,
                     "details": {"room": 1, "result": "*", "games": [31]},
                     "note": "abusive chat",
                 }
@@ -331,6 +333,9 @@ class AuditEntryPublic(BaseModel):
     )
     target_type: str = Field(description="room, table, game or user.")
     target_id: str | None
+    target_name: str | None = Field(
+        description="The user's name for a user, the room's for a room; null for other targets."
+    )
     details: dict[str, Any] | None = Field(description="What the action changed.")
     note: str | None = Field(description="The reason given.")
 

@@ -35,6 +35,7 @@ _SUMMARY_EXAMPLE: JsonDict = {
     "started_at": "2026-03-01T18:04:11Z",
     "last_move_at": "2026-03-01T18:15:40Z",
     "finished_at": "2026-03-01T18:15:40Z",
+    "tournament": None,
 }
 
 
@@ -85,6 +86,9 @@ class GameSummaryPublic(BaseModel):
     started_at: datetime
     last_move_at: datetime | None
     finished_at: datetime | None
+    tournament: int | None = Field(
+        default=None, description="The tournament the game was played in, if any."
+    )
 
     @classmethod
     def of(cls, game: GameSummary) -> GameSummaryPublic:
@@ -116,6 +120,7 @@ def _summary_fields(game: GameSummary) -> dict[str, Any]:
         "started_at": game.started_at,
         "last_move_at": game.last_move_at,
         "finished_at": game.finished_at,
+        "tournament": game.tournament,
     }
 
 

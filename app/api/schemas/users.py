@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from app.api.params import NAME_PATTERN
+from app.status import UserKind
 from app.timeutil import as_utc
 
 # Every stored time is UTC, but SQLite hands them back without a zone: say so in the JSON.
@@ -32,7 +33,7 @@ class UserPublic(BaseModel):
 
     id: int
     name: str
-    kind: Literal["registered", "guest", "imported", "ai"]
+    kind: UserKind
     role: Literal["player", "admin"]
     created_at: UtcDatetime
 

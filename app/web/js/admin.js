@@ -1,11 +1,14 @@
-// The admin page (`/api/admin`): server status, rooms, tables, users (kick, ban, unban) and the
-// audit log. Every action asks for a reason, which the server writes to the audit log and shows
-// to the people it affects.
+// The admin page (`/api/admin`): server status, rooms, tables, tournaments (schedule, cancel),
+// users (kick, ban, unban) and the audit log. Every action on rooms, tables and users asks for a
+// reason, which the server writes to the audit log and shows to the people it affects; cancelling
+// a tournament (`/api/tournaments`, which takes no reason) asks for a confirmation.
 
 import { api, query } from "./api.js";
 import { formatDate, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
 import { VARIANTS, variantName } from "./notation.js";
 import { session } from "./session.js";
+import { tournamentForm } from "./tournamentform.js";
+import { TournamentTimes, kindName, playersText } from "./tournamentwords.js";
 
 const RESULTS = [
   ["*", "Abort the game in progress"],
@@ -32,6 +35,7 @@ export async function render(main) {
   const status = h("div");
   const rooms = h("div");
   const tables = h("div");
+  const tournaments = h("div");
   const users = h("div");
   const audit = h("div");
   const userSearch = h("input", {
@@ -62,6 +66,7 @@ export async function render(main) {
     ),
     section("admin-rooms", "Rooms", rooms, newRoomForm()),
     section("admin-tables", "Tables", tables),
+    section("admin-tournaments", "Tournaments", tournaments, newTournamentForm()),
     section(
       "admin-users",
       "Users",
@@ -274,6 +279,81 @@ export async function render(main) {
       ),
     );
 
+  const times = new TournamentTimes();
+  const loadTournaments = () =>
+    load(tournaments, "/api/tournaments", ({ upcoming, running }) => {
+      const listed = [...upcoming, ...running];
+      for (const t of listed) times.note(t);
+      mount(
+        tournaments,
+        listed.length
+          ? listTable(
+              "Tournaments",
+              ["Tournament", "Kind", "Clock", "Players", "State", ""],
+              listed.map((t) => {
+                const actions = h("td", {});
+                const ask = () =>
+                  mount(
+                    actions,
+                    h(
+                      "div",
+                      { class: "toolbar" },
+                      button(
+                        "Confirm cancelling",
+                        `Confirm cancelling ${t.name}`,
+                        () => cancelTournament(t),
+                        "danger",
+                      ),
+                      button("Keep it", `Keep ${t.name}`, () => mount(actions, cancelButton)),
+                    ),
+                  );
+                const cancelButton = button("Cancel", `Cancel tournament ${t.name}`, ask, "danger");
+                mount(actions, cancelButton);
+                const state = times.text(t);
+                return h(
+                  "tr",
+                  { dataset: { tournament: String(t.id) } },
+                  h("td", {}, h("a", { href: `#/tournaments/${t.id}`, text: t.name })),
+                  h("td", { text: kindName(t.kind) }),
+                  h("td", { text: `${clockText(t.clock)} ${t.rated ? "rated" : "casual"}` }),
+                  h("td", { text: playersText(t.players) }),
+                  h("td", {
+                    text: t.every_minutes ? `${state}, every ${t.every_minutes} min` : state,
+                  }),
+                  actions,
+                );
+              }),
+            )
+          : h("p", { class: "muted", text: "No tournament is scheduled or running." }),
+      );
+    });
+
+  async function cancelTournament(t) {
+    try {
+      await api.post(`/api/tournaments/${t.id}/cancel`);
+      toast(`${t.name}: cancelled`);
+    } catch (error) {
+      toast(`Cancel ${t.name}: ${error.message}`, "error");
+    }
+    await loadTournaments();
+  }
+
+  function newTournamentForm() {
+    return h(
+      "details",
+      {},
+      h("summary", { text: "New tournament" }),
+      tournamentForm({
+        admin: true,
+        label: "New tournament",
+        onDone: (t) => {
+          toast(`Tournament ${t.name} created`);
+          loadTournaments();
+        },
+      }),
+    );
+  }
+
   const loadUsers = () =>
     load(
       users,
@@ -314,18 +394,23 @@ export async function render(main) {
         ),
     );
 
-  /** Kick (when connected), ban or unban; never on one's own account. */
+  /** Kick (when connected), ban or unban; never on one's own account, and no ban for the
+   * computer's accounts (the server refuses it: `ai_account`). */
   function userActions(u) {
     if (u.id === user.id) return null;
     const post = (verb, label) => () =>
       act(label, "post", `/api/admin/users/${u.id}/${verb}`, { reload: loadUsers });
+    const banning =
+      u.kind === "ai"
+        ? null
+        : u.banned
+          ? button("Unban", `Unban ${u.name}`, post("unban", `Unban ${u.name}`))
+          : button("Ban", `Ban ${u.name}`, post("ban", `Ban ${u.name}`), "danger");
     return h(
       "div",
       { class: "toolbar" },
       u.connected ? button("Kick", `Kick ${u.name}`, post("kick", `Kick ${u.name}`)) : null,
-      u.banned
-        ? button("Unban", `Unban ${u.name}`, post("unban", `Unban ${u.name}`))
-        : button("Ban", `Ban ${u.name}`, post("ban", `Ban ${u.name}`), "danger"),
+      banning,
     );
   }
 
@@ -341,7 +426,7 @@ export async function render(main) {
           h("td", { text: formatDate(e.at) }),
           h("td", { text: e.actor || "" }),
           h("td", { text: e.action }),
-          h("td", { text: `${e.target_type} ${e.target_id ?? ""}` }),
+          h("td", {}, auditTarget(e)),
           h("td", { text: e.note || "" }),
         ),
       );
@@ -361,8 +446,20 @@ export async function render(main) {
   }
   olderAudit.addEventListener("click", () => loadAudit(true));
 
-  await Promise.all([loadRooms(), loadTables(), loadUsers(), loadAudit()]);
+  await Promise.all([loadRooms(), loadTables(), loadTournaments(), loadUsers(), loadAudit()]);
   return null;
+}
+
+/** What an entry is about: a user's or a room's name (a user's linking to their page) with
+ * the id beside it, else the kind and the id ("table 7"). */
+function auditTarget(e) {
+  const id = `${e.target_type} ${e.target_id ?? ""}`.trim();
+  if (!e.target_name) return id;
+  const name =
+    e.target_type === "user"
+      ? h("a", { href: `#/players/${encodeURIComponent(e.target_name)}`, text: e.target_name })
+      : e.target_name;
+  return h("span", {}, name, h("span", { class: "muted", text: ` (${id})` }));
 }
 
 function clockText(clock) {

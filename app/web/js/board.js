@@ -1,11 +1,15 @@
 // The board component: 32 dark squares as buttons, men and crowned kings, square numbers or
 // chess coordinates, selection by click-click, drag or keyboard, moves animated. It never
-// computes rules: it only highlights the legal moves the server sent and reports the chosen move
-// text.
+// computes rules: it only highlights the legal moves the server sent (or the premoves it is
+// given) and reports the chosen move text. A move the server has not acknowledged yet is shown
+// made, marked pending; a premove is marked on its squares.
+//
+// A slide is shown to its end: a redraw (the computer's answer 30 ms later, a chat line) keeps
+// the pieces that stay where they are, the sliding one included.
 
 import { h } from "./dom.js";
 import { FILES, movePath, parseFen, rowColToSquare, squareToRowCol } from "./notation.js";
-import { prefs } from "./prefs.js";
+import { BOARD_THEMES, PIECE_THEMES, prefs } from "./prefs.js";
 
 const DRAG_THRESHOLD_PX = 5;
 /** A move slides, and the men it takes fade, within this time. */
@@ -13,10 +17,19 @@ export const MOVE_ANIMATION_MS = 180;
 
 export const CAPTURE_NOTICE = "Capture is mandatory";
 
-/** A board view. `onMove(text)` receives a legal move; `onNotice(text)` explains a refusal. */
+/**
+ * A board view. `onMove(text)` receives a legal move; `onPremove(text)` a premove (chosen while
+ * `premoving` is set, among the `legalMoves` given then); `onNotice(text)` explains a refusal.
+ */
 export class Board {
-  constructor({ label = "Board", onMove = () => {}, onNotice = () => {} } = {}) {
+  constructor({
+    label = "Board",
+    onMove = () => {},
+    onPremove = () => {},
+    onNotice = () => {},
+  } = {}) {
     this.onMove = onMove;
+    this.onPremove = onPremove;
     this.onNotice = onNotice;
     this.state = {
       pieces: new Map(),
@@ -25,6 +38,9 @@ export class Board {
       lastMove: [],
       legalMoves: [],
       interactive: false,
+      premoving: false, // the legal moves on offer are premoves (the opponent is to move)
+      premove: null, // the premove waiting for the opponent's move: marked on its squares
+      pending: null, // a move sent and not acknowledged yet: shown made, marked pending
       // "numbers" (square numbers 1–32, the checkers convention) or "coordinates" (a–h, 1–8).
       labels: prefs.labels,
     };
@@ -37,6 +53,7 @@ export class Board {
     this.drag = null;
     this.suppressClick = false;
     this.cells = new Map();
+    this.displayed = new Map(); // the pieces drawn: the position, with a pending move made
     this.element = h("div", { class: "board", role: "group", "aria-label": label });
     this.grid = h("div", { class: "board-grid" });
     this.element.append(this.grid);
@@ -47,15 +64,16 @@ export class Board {
 
   /**
    * Update what is shown; any key left out keeps its value. With `animate: true` a new position
-   * reached by `lastMove` is shown with the move sliding and the taken men fading.
+   * reached by `lastMove` (or a `pending` move just made) is shown with the move sliding and the
+   * taken men fading.
    */
   set(options) {
+    const moving = options.fen !== undefined && options.fen !== this.fen;
     const { animate = false, ...rest } = options;
-    const previous = this.state.pieces;
-    const previousFen = this.fen;
+    const before = this.displayed;
     const next = { ...this.state, ...rest };
     // A redraw with the same position and moves (a chat line, a draw offer) keeps the selection.
-    const before = `${this.fen}|${this.state.legalMoves.map((m) => m.text).join()}`;
+    const choice = `${this.fen}|${this.state.legalMoves.map((m) => m.text).join()}`;
     if (options.fen !== undefined) {
       this.fen = options.fen;
       const { turn, pieces } = parseFen(options.fen);
@@ -71,15 +89,38 @@ export class Board {
         path: movePath(text),
       }));
     }
+    const newPending = Boolean(next.pending) && next.pending !== this.state.pending;
     const flipChanged = next.flipped !== this.state.flipped;
     this.state = next;
-    if (`${this.fen}|${next.legalMoves.map((m) => m.text).join()}` !== before)
+    if (`${this.fen}|${next.legalMoves.map((m) => m.text).join()}` !== choice)
       this.clearSelection();
     if (flipChanged) this.buildCells();
     this.render();
-    if (animate && previousFen !== null && options.fen !== undefined && options.fen !== previousFen)
-      this.animate(previous, next.pieces, next.lastMove);
-    if (options.fen !== undefined && options.fen !== previousFen) this.droppedMove = null;
+    const path = newPending ? movePath(next.pending) : next.lastMove;
+    if (animate && (moving || newPending) && before.size && !samePieces(before, this.displayed))
+      this.animate(before, this.displayed, path);
+    // A move shown made (dropped by a drag, or pending) does not slide again when confirmed.
+    if (newPending) this.droppedMove = next.pending;
+    else if (moving && !next.pending) this.droppedMove = null;
+  }
+
+  /** The pieces as drawn: the position, with the pending move made on it. */
+  shownPieces() {
+    const { pieces, pending } = this.state;
+    if (!pending) return pieces;
+    const path = movePath(pending);
+    const piece = pieces.get(path[0]);
+    if (!piece) return pieces;
+    const shown = new Map(pieces);
+    shown.delete(path[0]);
+    for (let i = 1; i < path.length; i++) {
+      for (const square of between(path[i - 1], path[i])) {
+        const taken = shown.get(square);
+        if (taken && taken.color !== piece.color) shown.delete(square);
+      }
+    }
+    shown.set(path[path.length - 1], piece);
+    return shown;
   }
 
   /** Slide the piece along `path` to its square and fade the men that were taken. */
@@ -90,7 +131,7 @@ export class Board {
     const moved = after.get(to);
     const dropped = this.droppedMove && movePath(this.droppedMove).join() === path.join();
     const target = this.cells.get(to);
-    const piece = target && target.querySelector(".piece");
+    const piece = target && target.querySelector(".piece:not(.ghost)");
     if (piece && moved && !dropped && typeof piece.animate === "function") {
       const end = target.getBoundingClientRect();
       const frames = path.map((square) => {
@@ -170,45 +211,63 @@ export class Board {
   }
 
   render() {
-    const { pieces, lastMove, interactive, labels } = this.state;
+    const { lastMove, interactive, labels, premove, pending, premoving } = this.state;
+    const pieces = this.shownPieces();
+    this.displayed = pieces;
     this.element.dataset.labels = labels;
     this.element.classList.toggle("interactive", interactive);
+    this.element.classList.toggle("premoving", Boolean(interactive && premoving));
     const movable = interactive ? this.movableSquares : new Set();
     const { next, finals } = this.targets();
     const lastSet = new Set(lastMove);
-    if (this.focusSquare === null || !this.cells.has(this.focusSquare)) {
+    const premoveSet = new Set(premove ? movePath(premove) : []);
+    const pendingSet = new Set(pending ? movePath(pending) : []);
+    // Keyboard focus enters the board on a piece that can move, unless the user is on it.
+    const focusInside = this.grid.contains(document.activeElement);
+    if (
+      this.focusSquare === null ||
+      !this.cells.has(this.focusSquare) ||
+      (!focusInside && movable.size && !movable.has(this.focusSquare))
+    ) {
       this.focusSquare = [...movable][0] ?? [...this.cells.keys()][0];
     }
     for (const [square, cell] of this.cells) {
       const piece = pieces.get(square);
       const slot = cell.querySelector(".piece-slot");
-      slot.replaceChildren(
-        piece
-          ? h("span", {
-              class: `piece ${piece.color}${piece.king ? " king" : ""}`,
-              "aria-hidden": "true",
-            })
-          : "",
-      );
+      // A piece that stays is left as it is, so that a redraw never cuts its slide short.
+      const kind = piece ? `${piece.color}${piece.king ? " king" : ""}` : "";
+      const current = slot.querySelector(":scope > .piece:not(.ghost)");
+      if ((current ? current.dataset.kind : "") !== kind) {
+        if (current) current.remove();
+        if (piece)
+          slot.prepend(
+            h("span", { class: `piece ${kind}`, dataset: { kind }, "aria-hidden": "true" }),
+          );
+      }
       const isTarget = next.has(square) || finals.has(square);
-      cell.classList.toggle("last", lastSet.has(square));
+      cell.classList.toggle("last", lastSet.has(square) && !pending);
       cell.classList.toggle("movable", movable.has(square));
       cell.classList.toggle("selected", this.selected === square);
       cell.classList.toggle("target", isTarget);
       cell.classList.toggle("visited", this.steps.includes(square));
+      cell.classList.toggle("premove", premoveSet.has(square));
+      cell.classList.toggle("pending", pendingSet.has(square));
       cell.tabIndex = square === this.focusSquare ? 0 : -1;
-      cell.setAttribute("aria-label", this.describe(square, piece, { movable, isTarget, lastSet }));
+      const flags = { movable, isTarget, lastSet, premoveSet, pendingSet };
+      cell.setAttribute("aria-label", this.describe(square, piece, flags));
       cell.dataset.piece = piece ? `${piece.color}${piece.king ? "-king" : "-man"}` : "";
     }
   }
 
-  describe(square, piece, { movable, isTarget, lastSet }) {
+  describe(square, piece, { movable, isTarget, lastSet, premoveSet, pendingSet }) {
     const parts = [`square ${square}`];
     parts.push(piece ? `${piece.color} ${piece.king ? "king" : "man"}` : "empty");
     if (this.selected === square) parts.push("selected");
-    else if (movable.has(square)) parts.push("can move");
-    if (isTarget) parts.push("move here");
-    if (lastSet.has(square)) parts.push("last move");
+    else if (movable.has(square)) parts.push(this.state.premoving ? "can premove" : "can move");
+    if (isTarget) parts.push(this.state.premoving ? "premove here" : "move here");
+    if (pendingSet.has(square)) parts.push("move being sent");
+    else if (lastSet.has(square)) parts.push("last move");
+    if (premoveSet.has(square)) parts.push("premove");
     return parts.join(", ");
   }
 
@@ -309,8 +368,13 @@ export class Board {
   }
 
   play(move) {
-    if (this.dropping) this.droppedMove = move.text;
     this.clearSelection();
+    if (this.state.premoving) {
+      this.render();
+      this.onPremove(move.text);
+      return;
+    }
+    if (this.dropping) this.droppedMove = move.text;
     this.state.legalMoves = [];
     this.render();
     this.onMove(move.text);
@@ -319,6 +383,8 @@ export class Board {
   onKeyDown(event) {
     const deltas = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     if (event.key === "Escape") {
+      // Escape drops the piece picked, or else the premove waiting.
+      if (this.selected === null && this.state.premove) this.onPremove(null);
       this.clearSelection();
       this.render();
       return;
@@ -394,6 +460,29 @@ export class Board {
   }
 }
 
+/** Two maps of pieces hold the same pieces on the same squares. */
+function samePieces(a, b) {
+  if (a.size !== b.size) return false;
+  for (const [square, piece] of a) {
+    const other = b.get(square);
+    if (!other || other.color !== piece.color || other.king !== piece.king) return false;
+  }
+  return true;
+}
+
+/** The squares strictly between two squares of one diagonal (none if they are not on one). */
+export function between(from, to) {
+  const a = squareToRowCol(from);
+  const b = squareToRowCol(to);
+  const dr = Math.sign(b.row - a.row);
+  const dc = Math.sign(b.col - a.col);
+  if (Math.abs(b.row - a.row) !== Math.abs(b.col - a.col) || !dr) return [];
+  const squares = [];
+  for (let r = a.row + dr, c = a.col + dc; r !== b.row; r += dr, c += dc)
+    squares.push(rowColToSquare(r, c));
+  return squares;
+}
+
 /** The dark square next to (row, col) in a direction: along the row, or diagonally up/down. */
 function neighbour(row, col, dRow, dCol) {
   if (dCol !== 0) {
@@ -423,4 +512,22 @@ export function labelsSwitch(board) {
     },
   });
   return h("label", { class: "inline labels-switch" }, box, "Chess coordinates");
+}
+
+/** The board's and the pieces' colours, chosen for every board and remembered (prefs). */
+export function themeSwitches() {
+  const pick = (label, name, themes, key) => {
+    const select = h(
+      "select",
+      { name, "aria-label": `${label} theme`, onChange: () => (prefs[key] = select.value) },
+      Object.entries(themes).map(([value, text]) =>
+        h("option", { value, text, selected: prefs[key] === value }),
+      ),
+    );
+    return h("label", { class: "inline" }, label, select);
+  };
+  return [
+    pick("Board", "board-theme", BOARD_THEMES, "board"),
+    pick("Pieces", "piece-theme", PIECE_THEMES, "pieces"),
+  ];
 }

@@ -5,6 +5,7 @@
 // the page was closed is shown too. An accepted challenge takes both players to the table.
 
 import { api } from "./api.js";
+import { notify } from "./desktop.js";
 import { flagTitle, formatTimeControl, h, mount, titleFlagText, toast } from "./dom.js";
 import { live } from "./live.js";
 import { expectGame } from "./mygames.js";
@@ -99,7 +100,7 @@ async function reload() {
   outgoing.clear();
   for (const c of body.in || []) incoming.set(c.id, c);
   for (const c of body.out || []) outgoing.set(c.id, c);
-  if (fresh.length) alert();
+  if (fresh.length) alert(fresh);
   draw();
 }
 
@@ -111,10 +112,17 @@ function clearAll() {
   draw();
 }
 
-/** A challenge came in: a sound, and the title flagged while nobody looks at the tab. */
-function alert() {
+/**
+ * Challenges came in: a sound, and while nobody looks at the tab the title flagged and a
+ * browser notification.
+ */
+function alert(challenges) {
   play("challenge");
   if (document.hidden) flagTitle(FLAG);
+  const names = challenges.map((c) => c.challenger.name).join(", ");
+  notify("Challenge!", `${names} challenge${challenges.length > 1 ? "" : "s"} you.`, {
+    tag: "challenge",
+  });
 }
 
 function unflag() {
@@ -130,7 +138,7 @@ function onMessage(message) {
     case "challenge":
       if (!incoming.has(c.id)) {
         incoming.set(c.id, c);
-        alert();
+        alert([c]);
       }
       break;
     case "challenge_sent":

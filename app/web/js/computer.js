@@ -4,6 +4,7 @@
 import { h } from "./dom.js";
 import { VARIANTS } from "./notation.js";
 import { live } from "./live.js";
+import { showRefusal } from "./refusals.js";
 import { requireUser } from "./session.js";
 
 export const LEVELS = [1, 2, 3, 4, 5, 6, 7, 8];
@@ -75,7 +76,7 @@ export function computerPanel() {
     const sent = live.send(message, (err) => {
       stop();
       submit.disabled = false;
-      error.textContent = err.message;
+      showRefusal(error, err);
     });
     if (!sent) {
       stop();

@@ -56,6 +56,18 @@ export function mount(el, ...children) {
   return el;
 }
 
+/**
+ * Like `mount`, but what would be drawn the same is kept: the elements already there stay, so a
+ * click, the keyboard focus or a hover on them is not lost to a redraw. For children whose
+ * handlers read the page's state when they run (not what it was when they were made).
+ */
+export function redraw(el, ...children) {
+  const next = document.createElement(el.tagName);
+  append(next, children);
+  if (next.innerHTML !== el.innerHTML) el.replaceChildren(...next.childNodes);
+  return el;
+}
+
 /** Show a short message in the polite live region at the bottom of the page. */
 export function toast(message, kind = "info") {
   const box = document.getElementById("toast");

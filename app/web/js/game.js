@@ -2,17 +2,34 @@
 // Everything shown comes from the table's snapshot and events (see docs/protocol.md). Laid out
 // so that once a game has started the board, both players' bars and the game buttons fit the
 // window without scrolling; the player's own side is at the bottom from the moment they sit.
+//
+// A move the player makes is shown made and pending until the server's event confirms it; if
+// the link breaks meanwhile it is sent again (with the same ply, so never played twice) once
+// the table is caught up, or refused in words. A premove waits for the opponent's move. The
+// game's moves can be stepped through (the move list, ← →, End back to the live position).
 
-import { Board, CAPTURE_NOTICE, labelsSwitch } from "./board.js";
-import { formatClock, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
-import { connectionBadge, live } from "./live.js";
+import { Board, CAPTURE_NOTICE, labelsSwitch, themeSwitches } from "./board.js";
+import { GameClocks } from "./clocks.js";
+import { Positions } from "./positions.js";
+import { premoveCandidates, resolvePremove } from "./premove.js";
+import { formatClock, formatTimeControl, h, mount, redraw, setTitle, toast } from "./dom.js";
+import { connectionBadge, lagBadge, live } from "./live.js";
 import { renderMoveList } from "./movelist.js";
-import { colorName, describeOutcomeFor, outcomeFor, parseFen, variantName } from "./notation.js";
+import {
+  colorName,
+  describeOutcomeFor,
+  movePath,
+  outcomeFor,
+  parseFen,
+  variantName,
+} from "./notation.js";
 import { diffBadge, diffText, ratingBadge } from "./ratings.js";
 import { requireUser, session } from "./session.js";
 import { play } from "./sound.js";
 
 const LOW_TIME_MS = 20000;
+/** Quick chat: a phrase in one click, as lichess offers them. */
+const PHRASES = ["Hello!", "Good luck", "Have fun!", "Nice move!", "Good game", "Thank you"];
 
 /** Refused moves: the server's sentence, or ours when it speaks in engine terms (a FEN). */
 const MOVE_ERRORS = new Set([
@@ -41,21 +58,29 @@ export function render(main, params, search) {
   let wantSit = search.get("sit") === "1";
   let table = null;
   let game = null;
-  let clockAt = performance.now();
+  const clocks = new GameClocks(() => live.serverNow());
   let spectatorFlip = false;
   let confirm = null; // "resign" | "abort" while the player is asked to confirm
   let closedReason = "";
+  let notice = "";
+  let withheld = false; // spectators' lines were kept from this player during the game // an answer to the player's own offer ("Your opponent declined …")
   let animateNext = false;
   let lowWarned = false;
   let chat = [];
+  let pending = null; // {text, game, ply}: the player's move not yet confirmed by the server
+  let premove = null; // the player's premove, waiting for the opponent's move
+  let viewPly = null; // the ply shown while stepping through the moves; null: the live position
+  const positions = new Positions(invite);
 
   const board = new Board({
     label: `Table ${tableId} board`,
     onMove: (text) => sendMove(text),
+    onPremove: (text) => setPremove(text),
     onNotice: (text) => showError(text),
   });
   const title = h("h1", { text: `Table ${tableId}` });
   const [conn, stopConn] = connectionBadge();
+  const [lag, stopLag] = lagBadge();
   const subtitle = h("p", { class: "muted" });
   const shareBox = h("div");
   const topBar = h("div", { class: "player-bar top" });
@@ -67,6 +92,8 @@ export function render(main, params, search) {
     text: `${CAPTURE_NOTICE}.`,
   });
   const errorBox = h("p", { class: "error-text game-error", role: "alert" });
+  // The move being sent, the premove waiting, or the past position on the board: one line.
+  const moveStatus = h("p", { class: "notice move-status", role: "status", hidden: true });
   const announcer = h("p", { class: "announcer visually-hidden", "aria-live": "polite" });
   const banner = h("p", { class: "banner game-over", role: "status", hidden: true });
   const chatChannel = h("p", { class: "muted chat-channel" });
@@ -109,6 +136,13 @@ export function render(main, params, search) {
     h("label", { class: "inline" }, "Type a move", moveInput),
     h("button", { type: "submit", text: "Play" }),
   );
+  /** Send a chat line; true when it went. */
+  const say = (text) => {
+    if (live.send({ type: "chat", table: tableId, text }, (err) => showError(describeError(err))))
+      return true;
+    showError("Not connected: the message was not sent.");
+    return false;
+  };
   const chatForm = h(
     "form",
     {
@@ -116,16 +150,16 @@ export function render(main, params, search) {
       onSubmit: (event) => {
         event.preventDefault();
         const text = chatInput.value.trim();
-        if (!text) return;
-        if (
-          live.send({ type: "chat", table: tableId, text }, (err) => showError(describeError(err)))
-        )
-          chatInput.value = "";
-        else showError("Not connected: the message was not sent.");
+        if (text && say(text)) chatInput.value = "";
       },
     },
     chatInput,
     h("button", { type: "submit", text: "Send" }),
+  );
+  const quickChat = h(
+    "div",
+    { class: "quick-chat", role: "group", "aria-label": "Quick chat" },
+    PHRASES.map((text) => h("button", { type: "button", onClick: () => say(text), text })),
   );
   const chatSignIn = h("button", {
     type: "button",
@@ -133,7 +167,12 @@ export function render(main, params, search) {
     text: "Sign in to chat",
   });
 
-  const viewTools = h("div", { class: "toolbar view-tools" }, labelsSwitch(board));
+  const viewTools = h(
+    "div",
+    { class: "toolbar view-tools" },
+    labelsSwitch(board),
+    themeSwitches(),
+  );
   // The game-over banner and the game buttons: under the board on a narrow screen, beside it on
   // a wide one (where the board then takes all the height the window has).
   const controls = h(
@@ -147,12 +186,35 @@ export function render(main, params, search) {
   const controlsHome = h("div", { class: "controls-below" });
   const placeControls = () => (wide.matches ? controlsBeside : controlsHome).append(controls);
 
+  const movesPanel = h(
+    "section",
+    { class: "panel moves-panel", "aria-labelledby": "moves-title" },
+    h("h2", { id: "moves-title", text: "Moves" }),
+    list,
+  );
+  const chatPanel = h(
+    "section",
+    { class: "panel chat-panel", "aria-labelledby": "chat-title" },
+    h("h2", { id: "chat-title", text: "Chat" }),
+    chatChannel,
+    chatLog,
+    chatForm,
+    quickChat,
+    chatSignIn,
+  );
+
   mount(
     main,
     h(
       "div",
       { class: "table-page" },
-      h("div", { class: "table-head" }, title, subtitle, conn),
+      h(
+        "div",
+        { class: "table-head" },
+        title,
+        subtitle,
+        h("span", { class: "live-status" }, lag, conn),
+      ),
       shareBox,
       h(
         "div",
@@ -166,7 +228,7 @@ export function render(main, params, search) {
           h(
             "div",
             { class: "board-messages" },
-            h("div", { class: "message-line" }, errorBox, captureNotice),
+            h("div", { class: "message-line" }, errorBox, moveStatus, captureNotice),
             controlsHome,
           ),
           moveForm,
@@ -176,21 +238,8 @@ export function render(main, params, search) {
           "aside",
           { class: "side-panel" },
           controlsBeside,
-          h(
-            "section",
-            { class: "panel moves-panel", "aria-labelledby": "moves-title" },
-            h("h2", { id: "moves-title", text: "Moves" }),
-            list,
-          ),
-          h(
-            "section",
-            { class: "panel chat-panel", "aria-labelledby": "chat-title" },
-            h("h2", { id: "chat-title", text: "Chat" }),
-            chatChannel,
-            chatLog,
-            chatForm,
-            chatSignIn,
-          ),
+          movesPanel,
+          chatPanel,
           viewTools,
         ),
       ),
@@ -242,10 +291,16 @@ export function render(main, params, search) {
           chat = message.chat.slice();
           drawChat();
         }
+        if (message.chat_withheld) withheld = true;
         maybeSit();
+        settlePending();
         break;
+      case "synced":
+        settlePending(); // draws what changed, if anything
+        return;
       case "table_update":
-        table = message.state;
+        // The stored update knows no spectator count (each server counts its own): keep ours.
+        table = { ...message.state, spectators: table ? table.spectators : undefined };
         break;
       case "game_started":
         if (game && game.id === message.game.id) return; // the snapshot already had it
@@ -264,7 +319,24 @@ export function render(main, params, search) {
         break;
       case "draw_declined":
         if (game) game.draw_offer = null;
+        if (message.by !== myColour() && myColour()) notice = "Your opponent declined your draw offer.";
         announce(`${colorName(message.by)} declined the draw.`);
+        break;
+      case "takeback_offered":
+        if (game && game.id === message.game) game.takeback_offer = message.by;
+        announce(`${colorName(message.by)} asks to take back a move.`);
+        break;
+      case "takeback_declined":
+        if (game && game.id === message.game) game.takeback_offer = null;
+        if (message.by !== myColour() && myColour()) notice = "Your opponent declined your takeback.";
+        announce(`${colorName(message.by)} declined the takeback.`);
+        break;
+      case "takeback":
+        applyTakeback(message);
+        break;
+      case "berserk":
+        if (game && game.id === message.game) game.clocks = message.clocks;
+        announce(`${colorName(message.colour)} went berserk: half the time, no increment.`);
         break;
       case "player_away":
         if (game) {
@@ -296,12 +368,20 @@ export function render(main, params, search) {
             draw_offer: null,
           });
           if (message.clocks) game.clocks = message.clocks;
+          clocks.stop(message.clocks);
           game.rating_change = message.rating_change || null;
           game.clock_running = false;
           game.first_move_deadline = null;
         }
         confirm = null;
+        notice = "";
         if (table) table.status = "finished";
+        if (withheld) {
+          // The spectators' lines kept from the players during the game: the table's chat
+          // history now holds them.
+          withheld = false;
+          live.refreshTable(tableId);
+        }
         announce(
           [
             describeOutcomeFor({ ...message, variant: game && game.variant }, myColour()),
@@ -321,14 +401,24 @@ export function render(main, params, search) {
         chat.push(message);
         drawChat();
         return;
+      case "chat_withheld":
+        withheld = true; // a spectators' line, shown to the players after the game
+        return;
       case "table_closed":
-        closedReason = message.reason || "The table was closed.";
+        closedReason =
+          message.reason && !saidInResult(message.reason)
+            ? message.reason
+            : "The table was closed.";
         if (table) table.status = "closed";
         break;
+      case "spectators":
+        if (table) table.spectators = message.count;
+        break;
       case "kicked":
-        closedReason = message.reason
-          ? `You were removed: ${message.reason}`
-          : "You were removed from the table.";
+        closedReason =
+          message.reason && !saidInResult(message.reason)
+            ? `You were removed: ${message.reason}`
+            : "You were removed from the table.";
         break;
       default:
         return;
@@ -336,10 +426,23 @@ export function render(main, params, search) {
     draw();
   }
 
+  /** Whether the result banner already gives `reason`: an administrator's ending of the game
+   * and their closing of the table (or removal of a player) come with the same words. */
+  function saidInResult(reason) {
+    return Boolean(game && game.status !== "playing" && game.reason === reason);
+  }
+
   function setGame(snapshot) {
+    const sameGame = Boolean(game && snapshot && game.id === snapshot.id);
     game = snapshot ? { ...snapshot } : null;
-    clockAt = performance.now();
-    confirm = null;
+    if (!sameGame) {
+      premove = null;
+      viewPly = null;
+      confirm = null; // a question asked about the game before (a fresh snapshot keeps it)
+      positions.reset(game);
+    } else positions.add(game.ply, game.fen);
+    // A snapshot's clocks are read as it is sent: they hold as it arrives.
+    clocks.set(game && game.clocks, game && runningColour(), null);
     lowWarned = false;
     lastBars = "";
   }
@@ -352,6 +455,9 @@ export function render(main, params, search) {
       return;
     }
     const mover = game.turn;
+    errorBox.textContent = "";
+    notice = "";
+    game.takeback_offer = null; // a move answers a takeback request
     game.moves = [...(game.moves || []), message.move];
     // While a first move is awaited (a deadline is set) no clock runs.
     const deadline = message.first_move_deadline ?? null;
@@ -363,15 +469,57 @@ export function render(main, params, search) {
       clock_running: deadline === null,
       first_move_deadline: deadline,
     });
-    animateNext = true;
+    positions.add(message.ply, message.fen);
+    if (pending && pending.game === game.id && message.ply === pending.ply + 1) {
+      // Our move, confirmed (or, if the server played another one at that ply, refused).
+      const mine = sameMove(message.move, pending.text);
+      if (!mine) showError(`Your move ${pending.text} was not played: the position changed.`);
+      pending = null;
+    }
+    // The premove goes at once, before anything is drawn.
+    if (premove && game.turn === myColour()) playPremove();
+    animateNext = viewPly === null;
     lastBars = "";
     play(message.move.includes("x") ? "capture" : "move");
     if (message.clocks) game.clocks = message.clocks;
+    // The times left when the server accepted the move, the next side's counting from then.
+    clocks.set(game.clocks, runningColour(), message.at);
     if (game.draw_offer && game.draw_offer !== mover) game.draw_offer = null;
-    clockAt = performance.now();
-    errorBox.textContent = "";
     moveInput.value = "";
     announce(`${colorName(mover)} played ${message.move}.`);
+  }
+
+  /** A takeback accepted: the game back at `message.ply`, the later moves dropped. */
+  function applyTakeback(message) {
+    if (!game || message.game !== game.id) return;
+    Object.assign(game, {
+      ply: message.ply,
+      moves: (game.moves || []).slice(0, message.ply),
+      fen: message.fen,
+      turn: message.turn,
+      legal_moves: message.legal_moves || [],
+      clock_running: message.first_move_deadline == null,
+      first_move_deadline: message.first_move_deadline ?? null,
+      draw_offer: null,
+      takeback_offer: null,
+    });
+    if (message.clocks) game.clocks = message.clocks;
+    clocks.set(game.clocks, runningColour(), message.at);
+    positions.reset(game);
+    pending = null;
+    premove = null;
+    viewPly = null;
+    lastBars = "";
+    errorBox.textContent = "";
+    notice = "";
+    announce(`A move was taken back: ${colorName(message.turn)} to move.`);
+  }
+
+  /** The colour whose clock runs: the side to move once both first moves are made. */
+  function runningColour() {
+    if (!game || !game.clocks || game.status !== "playing" || game.clock_running === false)
+      return null;
+    return game.turn;
   }
 
   function maybeSit() {
@@ -388,18 +536,102 @@ export function render(main, params, search) {
     }
   }
 
+  /** Play `text`: shown made and pending until the server confirms or refuses it. */
   function sendMove(text) {
-    if (!game) return;
+    if (!game || pending) return;
     errorBox.textContent = "";
-    const sent = live.send({ type: "move", game: game.id, move: text, ply: game.ply }, (err) => {
-      showError(describeError(err, text));
+    pending = { text, game: game.id, ply: game.ply };
+    transmit(pending);
+    drawBoard();
+    drawMoveStatus();
+  }
+
+  /** Send the pending move; with the ply it was made at, so that a second copy is refused. */
+  function transmit(move) {
+    live.send({ type: "move", game: move.game, move: move.text, ply: move.ply }, (err) => {
+      if (pending !== move) return; // confirmed meanwhile (its first copy arrived)
+      pending = null;
+      showError(
+        err.code === "game_over"
+          ? `Your move ${move.text} was not played: the game is over.`
+          : describeError(err, move.text),
+      );
       if (err.code === "stale_ply") live.refreshTable(tableId);
-      else drawBoard();
+      draw();
     });
-    if (!sent) {
-      showError("Not connected: the move was not sent.");
-      drawBoard();
+  }
+
+  /**
+   * After a reconnect the table is caught up: the pending move was played (confirmed), can
+   * still be played (sent again: at its ply the server refuses a second copy) or cannot (said).
+   */
+  function settlePending() {
+    if (!pending) return;
+    const move = pending;
+    if (!game || game.id !== move.game) {
+      pending = null;
+      showError(`Your move ${move.text} was not played: that game is over.`);
+    } else if (game.ply > move.ply) {
+      pending = null;
+      if (!sameMove((game.moves || [])[move.ply], move.text))
+        showError(`Your move ${move.text} was not played: the position changed.`);
+    } else if (game.status !== "playing") {
+      pending = null;
+      showError(`Your move ${move.text} was not played: the game is over.`);
+    } else if (game.ply === move.ply && game.turn === myColour()) {
+      transmit(move);
     }
+    draw();
+  }
+
+  /** Two texts of one move: the same squares from start to end (the server may write it out). */
+  function sameMove(played, text) {
+    if (!played) return false;
+    const a = movePath(played);
+    const b = movePath(text);
+    return a[0] === b[0] && a[a.length - 1] === b[b.length - 1];
+  }
+
+  /** A premove picked on the board (null: cancelled). */
+  function setPremove(text) {
+    premove = text;
+    errorBox.textContent = "";
+    drawBoard();
+    drawMoveStatus();
+  }
+
+  /** The opponent has moved: play the premove if the server's legal moves hold it. */
+  function playPremove() {
+    const text = premove;
+    premove = null;
+    const { move, reason } = resolvePremove(text, game.legal_moves || []);
+    if (move) {
+      pending = { text: move, game: game.id, ply: game.ply };
+      transmit(pending);
+    } else showError(reason);
+  }
+
+  /** Show the position after `ply` plies (null or the last ply: the live position). */
+  async function view(ply) {
+    if (!game) return;
+    const target = ply === null || ply >= game.ply ? null : Math.max(0, ply);
+    if (target !== null && !(await positions.ensure(target))) {
+      showError("That position could not be loaded.");
+      return;
+    }
+    viewPly = target;
+    draw();
+  }
+
+  function onKey(event) {
+    if (!game || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target;
+    if (target.closest && target.closest("input, textarea, select, .board, dialog")) return;
+    const shown = viewPly === null ? game.ply : viewPly;
+    const step = { ArrowLeft: shown - 1, ArrowRight: shown + 1, Home: 0, End: null }[event.key];
+    if (step === undefined) return;
+    event.preventDefault();
+    view(step);
   }
 
   async function sit() {
@@ -452,7 +684,12 @@ export function render(main, params, search) {
 
   function draw() {
     const user = me();
+    // No such table (or a private one): no board, no chat, only the words and the way back.
+    const missing = !table && Boolean(closedReason);
+    for (const el of [topBar, board.element, bottomBar, movesPanel, chatPanel, viewTools])
+      el.hidden = missing;
     chatForm.hidden = !user;
+    quickChat.hidden = !user;
     chatInput.maxLength = live.limits.chat_max_length || 300;
     chatSignIn.hidden = Boolean(user);
     drawHeader();
@@ -461,8 +698,14 @@ export function render(main, params, search) {
     drawActions();
     drawBanner();
     drawChannel();
+    drawMoveStatus();
     if (game && game.moves && game.moves.length) {
-      renderMoveList(list, { moves: game.moves, startTurn: startTurn(), current: game.ply });
+      renderMoveList(list, {
+        moves: game.moves,
+        startTurn: startTurn(),
+        current: viewPly === null ? game.ply : viewPly,
+        onPick: (ply) => view(ply),
+      });
     } else
       mount(list, h("li", { class: "muted empty", text: game ? "No moves yet." : "No game yet." }));
   }
@@ -485,9 +728,11 @@ export function render(main, params, search) {
       ? formatTimeControl(table.clock.base, table.clock.increment)
       : "untimed";
     title.textContent = `Table ${table.id}`;
-    const bits = [variantName(table.variant), clock];
+    const bits = [variantName(table.variant), clock, table.rated ? "rated" : "casual"];
     if (table.private) bits.push("private");
     if (table.start_fen) bits.push(`start ${table.start_fen}`);
+    if (typeof table.spectators === "number")
+      bits.push(table.spectators === 1 ? "1 spectator" : `${table.spectators} spectators`);
     subtitle.textContent = bits.join(" · ");
     const code = table.invite || invite;
     if (table.private && code && seated()) {
@@ -537,21 +782,81 @@ export function render(main, params, search) {
 
   function drawBoard() {
     const colour = myColour();
-    const fen = game ? game.fen : table && table.start_fen ? table.start_fen : "B:W21-32:B1-12";
-    const myTurn = Boolean(game && game.status === "playing" && colour && game.turn === colour);
-    const legal = myTurn ? game.legal_moves || [] : [];
     const moves = (game && game.moves) || [];
+    if (game && viewPly !== null) {
+      // A past position: only looked at.
+      board.set({
+        fen: positions.get(viewPly),
+        flipped: orientation(),
+        lastMove: viewPly ? moves[viewPly - 1] : null,
+        legalMoves: [],
+        interactive: false,
+        premoving: false,
+        premove: null,
+        pending: null,
+      });
+      captureNotice.hidden = true;
+      moveForm.hidden = true;
+      return;
+    }
+    const fen = game ? game.fen : table && table.start_fen ? table.start_fen : "B:W21-32:B1-12";
+    const playing = Boolean(game && game.status === "playing" && colour);
+    const myTurn = playing && game.turn === colour;
+    const canMove = myTurn && !pending;
+    // During the opponent's turn the player may pick a premove.
+    const premoving = playing && !myTurn;
+    const legal = canMove
+      ? game.legal_moves || []
+      : premoving
+        ? premoveCandidates(fen, colour, game.variant)
+        : [];
     board.set({
       fen,
       flipped: orientation(),
       lastMove: moves.length ? moves[moves.length - 1] : null,
       legalMoves: legal,
-      interactive: myTurn,
-      animate: animateNext,
+      interactive: canMove || premoving,
+      premoving,
+      premove: premoving ? premove : null,
+      pending: pending && game && pending.game === game.id ? pending.text : null,
+      animate: animateNext || Boolean(pending),
     });
     animateNext = false;
-    captureNotice.hidden = !(myTurn && board.captureRequired);
-    moveForm.hidden = !myTurn;
+    captureNotice.hidden = !(canMove && board.captureRequired);
+    moveForm.hidden = !canMove;
+  }
+
+  /** One line under the board: the move being sent, the premove waiting, or a past position. */
+  function drawMoveStatus() {
+    const parts = [];
+    if (game && viewPly !== null) {
+      parts.push(
+        h("span", {
+          text: viewPly
+            ? `Position after move ${viewPly} of ${game.ply}. `
+            : `Starting position (${game.ply} moves played). `,
+        }),
+        h("button", { type: "button", onClick: () => view(null), text: "Back to the game" }),
+      );
+    } else if (pending) {
+      const online = live.state === "open";
+      parts.push(
+        h("span", {
+          text: online
+            ? `Sending ${pending.text}…`
+            : `${pending.text} not sent yet: it goes when the connection is back.`,
+        }),
+      );
+    } else if (premove && game && game.status === "playing") {
+      parts.push(
+        h("span", { text: `Premove ${premove}. ` }),
+        h("button", { type: "button", onClick: () => setPremove(null), text: "Cancel premove" }),
+      );
+    }
+    moveStatus.hidden = !parts.length;
+    moveStatus.dataset.kind =
+      game && viewPly !== null ? "history" : pending ? "pending" : premove ? "premove" : "";
+    mount(moveStatus, parts);
   }
 
   let lastBars = "";
@@ -671,9 +976,9 @@ export function render(main, params, search) {
         el.classList.remove("running", "low");
         continue;
       }
-      const running =
-        game.status === "playing" && game.clock_running !== false && game.turn === colour;
-      const left = game.clocks[colour] - (running ? performance.now() - clockAt : 0);
+      const running = runningColour() === colour;
+      const left = clocks.remaining(colour);
+      el.dataset.ms = String(Math.round(left));
       el.textContent = formatClock(left);
       el.classList.toggle("running", running);
       el.classList.toggle("low", left < LOW_TIME_MS);
@@ -770,6 +1075,28 @@ export function render(main, params, search) {
           keepPlaying,
         );
       } else {
+        if (notice) buttons.push(h("span", { class: "notice answer", text: notice }));
+        // Not at a table or in a game without them, nor when either player turned them off in
+        // their settings (their seat says `takebacks: false`).
+        const takebacks = Boolean(
+          table &&
+            table.takebacks &&
+            !game.rated &&
+            (table.players || []).every((seat) => seat.takebacks !== false),
+        );
+        if (game.takeback_offer === opponent) {
+          buttons.push(
+            h("span", { class: "notice", text: "Your opponent asks to take back a move." }),
+            button("Accept takeback", () => act({ type: "takeback_accept", game: game.id })),
+            button("Decline takeback", () => act({ type: "takeback_decline", game: game.id })),
+          );
+        } else if (game.takeback_offer === colour) {
+          buttons.push(h("span", { class: "muted", text: "Takeback asked." }));
+        } else if (takebacks && myMoves.length > 0) {
+          buttons.push(
+            button("Ask to take back", () => act({ type: "takeback_offer", game: game.id })),
+          );
+        }
         if (game.draw_offer === opponent) {
           buttons.push(
             h("span", { class: "notice", text: "Your opponent offers a draw." }),
@@ -822,6 +1149,20 @@ export function render(main, params, search) {
     } else if (table && table.status === "open" && (table.players || []).length < 2) {
       buttons.push(button("Sit down to play", () => sit(), "primary"));
     }
+    if (playing && !colour) {
+      // Spectators see the offers the players see.
+      if (game.draw_offer)
+        buttons.push(
+          h("span", { class: "notice", text: `${colorName(game.draw_offer)} offers a draw.` }),
+        );
+      if (game.takeback_offer)
+        buttons.push(
+          h("span", {
+            class: "notice",
+            text: `${colorName(game.takeback_offer)} asks to take back a move.`,
+          }),
+        );
+    }
     if (!colour && !seatColour()) {
       buttons.push(
         button("Flip board", () => {
@@ -840,7 +1181,9 @@ export function render(main, params, search) {
           text: "Replay this game",
         }),
       );
-    mount(actions, buttons);
+    // Every handler here reads the state when it runs: a redraw that changes nothing keeps
+    // the buttons (a click on one at that moment would otherwise be lost).
+    redraw(actions, buttons);
   }
 
   function drawBanner() {
@@ -862,6 +1205,14 @@ export function render(main, params, search) {
   function drawChannel() {
     const user = me();
     const playing = Boolean(game && game.status === "playing");
+    if (closedReason || (table && table.status === "closed")) {
+      // Nobody sits at a closed table any more: its chat is over, not turned into another.
+      chatChannel.textContent = "The table is closed: its chat is kept here to read.";
+      chatForm.hidden = true;
+      quickChat.hidden = true;
+      chatSignIn.hidden = true;
+      return;
+    }
     if (!user) {
       chatChannel.textContent = "";
       return;
@@ -909,6 +1260,8 @@ export function render(main, params, search) {
 
   placeControls();
   wide.addEventListener("change", placeControls);
+  document.addEventListener("keydown", onKey);
+  const stopState = live.onState(() => drawMoveStatus());
   draw();
   const ticker = setInterval(tickClocks, 100);
   const stopWatch = live.watchTable(tableId, onEvent, {
@@ -927,6 +1280,9 @@ export function render(main, params, search) {
   });
   return () => {
     wide.removeEventListener("change", placeControls);
+    document.removeEventListener("keydown", onKey);
+    stopState();
+    stopLag();
     clearInterval(ticker);
     clearTimeout(claimTimer);
     stopConn();

@@ -1,13 +1,30 @@
 // The websocket client: one connection for the whole page, automatic reconnection with backoff,
 // heartbeats, and per-table version tracking so a reconnect resumes with the missed events
 // (`watch` with `since` and `epoch`) or a fresh snapshot.
+//
+// A link can stall without closing (a dead Wi-Fi, a sleeping NAT): the socket stays "open" and
+// what is sent waits in its buffer. So the page pings every PING_EVERY_MS; a ping unanswered for
+// PONG_TIMEOUT_MS, with nothing else heard meanwhile, means the link stalled: the socket is
+// dropped at once (a stalled socket's close would take a minute to complete) and a new one is
+// opened. The browser's offline event does the same without waiting. The pongs also give the
+// round trip (the lag shown beside the board) and the server's time, which the clocks count from.
 
 import { getToken, setToken } from "./api.js";
 import { h } from "./dom.js";
 
-const PING_EVERY_MS = 20000;
-const PONG_TIMEOUT_MS = 10000;
+const PING_EVERY_MS = 1500;
+const PONG_TIMEOUT_MS = 2500;
+const WATCHDOG_EVERY_MS = 250;
+/** A socket that has not said `welcome` by then is given up and another one tried. */
+const CONNECT_TIMEOUT_MS = 6000;
 const MAX_BACKOFF_MS = 10000;
+/** The clock offset is taken from the pong with the shortest round trip among the last ones. */
+const OFFSET_SAMPLES = 8;
+
+/** Milliseconds on a clock that never goes back, on the Unix epoch's scale. */
+function now() {
+  return performance.timeOrigin + performance.now();
+}
 
 class Live {
   constructor() {
@@ -17,7 +34,13 @@ class Live {
     this.refCounter = 0;
     this.user = null;
     this.playing = []; // [{table, game}] where this user has a game in progress
-    this.clockOffset = 0; // server clock minus ours, from `welcome`
+    this.clockOffset = 0; // server clock minus ours, from `welcome` and the pongs
+    this.offsetSamples = []; // [{rtt, offset}] from the last pongs
+    this.rtt = null; // the last measured round trip, ms
+    this.lagListeners = new Set();
+    this.lastHeard = 0; // when the socket last said anything (our clock, ms)
+    this.pingSentAt = null; // when the ping still unanswered was sent
+    this.connectTimer = null;
     this.limits = {}; // the server's limits, from `welcome` (chat_max_length…)
     this.listeners = new Map(); // type -> Set(fn); "*" gets everything
     this.stateListeners = new Set();
@@ -56,23 +79,63 @@ class Live {
 
   connect() {
     clearTimeout(this.retryTimer);
+    clearTimeout(this.connectTimer);
     const token = getToken();
     this.socketToken = token;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     // The token goes as a subprotocol, never in the URL (which proxies and servers log); the
     // server answers with "checkers" (docs/protocol.md, "Connecting").
     const protocols = token ? ["checkers", `token.${token}`] : ["checkers"];
-    this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
+    // After a stall or going offline the page keeps saying so until the link is back.
+    if (!["stalled", "offline"].includes(this.state))
+      this.setState(this.attempt === 0 ? "connecting" : "reconnecting");
     const socket = new WebSocket(`${scheme}://${location.host}/ws`, protocols);
     this.socket = socket;
     socket.onmessage = (event) => this.receive(event.data);
     socket.onclose = (event) => this.onClose(event);
     socket.onerror = () => {};
+    // A handshake through a stalled link would wait minutes: try again sooner.
+    this.connectTimer = setTimeout(() => {
+      if (this.socket === socket && this.state !== "open") this.drop(this.state);
+    }, CONNECT_TIMEOUT_MS);
+  }
+
+  /**
+   * Give up the current socket without waiting for it to close (a stalled link never completes
+   * the closing handshake), say `state` ("stalled", "offline"), and try again.
+   */
+  drop(state) {
+    const socket = this.socket;
+    this.socket = null;
+    this.stopHeartbeat();
+    clearTimeout(this.connectTimer);
+    if (socket) {
+      socket.onclose = null;
+      socket.onmessage = null;
+      try {
+        socket.close(4000);
+      } catch {
+        // already closing
+      }
+    }
+    this.setRtt(null);
+    this.setState(state);
+    clearTimeout(this.retryTimer);
+    if (state === "offline") return; // the online event brings the connection back
+    this.attempt += 1;
+    const delay = this.attempt <= 1 ? 0 : this.backoff();
+    this.retryTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  backoff() {
+    return Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.attempt - 1)) * (0.75 + Math.random() / 2);
   }
 
   onClose(event) {
     this.socket = null;
     this.stopHeartbeat();
+    clearTimeout(this.connectTimer);
+    this.setRtt(null);
     if (event.code === 1008 && this.tokenRefused) {
       // The token expired or was revoked: carry on signed out, as a spectator.
       this.tokenRefused = false;
@@ -90,14 +153,14 @@ class Live {
       this.setState("closed");
       return;
     }
+    if (this.state === "offline") return; // the online event brings the connection back
     this.attempt += 1;
-    const delay =
-      Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.attempt - 1)) * (0.75 + Math.random() / 2);
     this.setState("reconnecting");
-    this.retryTimer = setTimeout(() => this.connect(), delay);
+    this.retryTimer = setTimeout(() => this.connect(), this.backoff());
   }
 
   receive(text) {
+    this.lastHeard = now();
     let message;
     try {
       message = JSON.parse(text);
@@ -108,15 +171,16 @@ class Live {
       this.user = message.user;
       this.playing = message.playing || [];
       this.limits = message.limits || {};
-      if (typeof message.server_time === "number")
-        this.clockOffset = message.server_time - Date.now();
+      if (typeof message.server_time === "number" && !this.offsetSamples.length)
+        this.clockOffset = message.server_time - now();
       this.attempt = 0;
       this.closeReason = "";
+      clearTimeout(this.connectTimer);
       this.setState("open");
       this.startHeartbeat();
       this.resubscribe();
     } else if (message.type === "pong") {
-      clearTimeout(this.pongTimer);
+      this.onPong(message);
     } else if (message.type === "error") {
       // At connect, or later unprompted (a ban): the token is no good any more.
       if (message.code === "unauthorized" && (this.state !== "open" || message.ref === undefined)) {
@@ -148,7 +212,8 @@ class Live {
     const id = message.type === "table" ? message.table && message.table.id : message.table;
     const entry = typeof id === "number" ? this.tables.get(id) : undefined;
     if (!entry || message.v === undefined) {
-      if (entry && message.type === "kicked") deliver(entry, message);
+      // Notices outside the numbered events: a removal, the spectator count.
+      if (entry && ["kicked", "spectators"].includes(message.type)) deliver(entry, message);
       return;
     }
     if (message.type === "table" || message.type === "synced") {
@@ -167,7 +232,7 @@ class Live {
   }
 
   watchMessage(id, entry) {
-    const message = { type: "watch", table: id };
+    const message = { type: "watch", table: id, spectators: true };
     if (entry.v !== null && entry.epoch) {
       message.since = entry.v;
       message.epoch = entry.epoch;
@@ -264,9 +329,41 @@ class Live {
     return true;
   }
 
-  /** The server's current Unix time in ms, for its deadlines (`claim_after`). */
+  /** The server's current Unix time in ms, for its clocks and deadlines (`claim_after`). */
   serverNow() {
-    return Date.now() + this.clockOffset;
+    return now() + this.clockOffset;
+  }
+
+  /**
+   * A pong: the round trip of its ping, and the server's time then. The server read its time
+   * about half a round trip after the ping left; the shortest round trip of the last few gives
+   * the offset with the least doubt.
+   */
+  onPong(message) {
+    if (typeof message.t !== "number") return;
+    const received = now();
+    const rtt = received - message.t;
+    if (message.t === this.pingSentAt) this.pingSentAt = null;
+    if (rtt < 0 || rtt > 60000) return;
+    if (typeof message.server_time === "number") {
+      this.offsetSamples.push({ rtt, offset: message.server_time - (message.t + rtt / 2) });
+      if (this.offsetSamples.length > OFFSET_SAMPLES) this.offsetSamples.shift();
+      const best = this.offsetSamples.reduce((a, b) => (b.rtt < a.rtt ? b : a));
+      this.clockOffset = best.offset;
+    }
+    this.setRtt(rtt);
+  }
+
+  setRtt(rtt) {
+    this.rtt = rtt;
+    for (const fn of this.lagListeners) fn(rtt);
+  }
+
+  /** Call `fn(rtt)` with each measured round trip (null while disconnected). */
+  onLag(fn) {
+    this.lagListeners.add(fn);
+    fn(this.rtt);
+    return () => this.lagListeners.delete(fn);
   }
 
   on(type, fn) {
@@ -292,16 +389,43 @@ class Live {
 
   startHeartbeat() {
     this.stopHeartbeat();
-    this.pingTimer = setInterval(() => {
-      if (!this.send({ type: "ping", t: Date.now() })) return;
-      clearTimeout(this.pongTimer);
-      this.pongTimer = setTimeout(() => this.socket && this.socket.close(4000), PONG_TIMEOUT_MS);
-    }, PING_EVERY_MS);
+    this.lastHeard = now();
+    this.ping();
+    this.pingTimer = setInterval(() => this.ping(), PING_EVERY_MS);
+    this.pongTimer = setInterval(() => this.watchdog(), WATCHDOG_EVERY_MS);
+  }
+
+  ping() {
+    // One ping at a time: the one unanswered is the one the watchdog times.
+    if (this.pingSentAt !== null) return;
+    const t = now();
+    if (this.send({ type: "ping", t })) this.pingSentAt = t;
+  }
+
+  /** A ping unanswered for too long, and nothing else heard since it left: the link stalled. */
+  watchdog() {
+    const sent = this.pingSentAt;
+    if (sent === null || this.state !== "open") return;
+    if (now() - sent > PONG_TIMEOUT_MS && this.lastHeard < sent) this.drop("stalled");
   }
 
   stopHeartbeat() {
     clearInterval(this.pingTimer);
-    clearTimeout(this.pongTimer);
+    clearInterval(this.pongTimer);
+    this.pingSentAt = null;
+  }
+
+  /** The browser says it lost or found the network: act at once rather than at the next ping. */
+  watchNetwork() {
+    window.addEventListener("offline", () => {
+      if (this.socket || this.state !== "idle") this.drop("offline");
+    });
+    window.addEventListener("online", () => {
+      if (this.state !== "offline") return;
+      this.attempt = 0;
+      this.setState("reconnecting");
+      this.connect();
+    });
   }
 }
 
@@ -310,6 +434,7 @@ function deliver(entry, message) {
 }
 
 export const live = new Live();
+live.watchNetwork();
 
 /**
  * The connection badge shown by live pages: its state in words, and a Reconnect button once
@@ -331,6 +456,25 @@ export function connectionBadge() {
   return [h("span", { class: "conn-box" }, label, retry), stop];
 }
 
+/**
+ * The lag beside the connection badge: the last round trip to the server, in milliseconds, with
+ * one to four bars as lichess shows it. Returns [element, stop].
+ */
+export function lagBadge() {
+  const label = h("span", { class: "lag", role: "status", "aria-label": "Lag" });
+  const stop = live.onLag((rtt) => {
+    label.hidden = rtt === null;
+    if (rtt === null) return;
+    const ms = Math.round(rtt);
+    const bars = ms < 150 ? 4 : ms < 300 ? 3 : ms < 600 ? 2 : 1;
+    label.dataset.bars = String(bars);
+    label.title = `Round trip to the server: ${ms} ms`;
+    label.textContent = `${"▮".repeat(bars)}${"▯".repeat(4 - bars)} ${ms} ms`;
+    label.setAttribute("aria-label", `Lag: ${ms} ms`);
+  });
+  return [label, stop];
+}
+
 /** Words for the connection state, shown next to the board and the lobby. */
 function describeConnection(state) {
   return (
@@ -339,6 +483,8 @@ function describeConnection(state) {
       connecting: "Connecting…",
       open: "Connected",
       reconnecting: "Reconnecting…",
+      stalled: "No answer from the server: reconnecting…",
+      offline: "Offline: no network",
       closed: live.closeReason || "Disconnected",
     }[state] || state
   );

@@ -9,6 +9,7 @@ import { variantName } from "./notation.js";
 import { onlinePanel } from "./online.js";
 import { quickPairingPanel } from "./quickpair.js";
 import { ratingBadge } from "./ratings.js";
+import { showRefusal } from "./refusals.js";
 import { requireUser, session } from "./session.js";
 
 export function render(main, params) {
@@ -308,7 +309,7 @@ export function render(main, params) {
     });
     const sent = live.send(message, (err) => {
       stop();
-      error.textContent = err.message;
+      showRefusal(error, err);
     });
     if (!sent) {
       stop();

@@ -2,9 +2,12 @@
 // returning an optional cleanup function, called when the user navigates away.
 
 import { forgetChallenges, startChallenges } from "./challenges.js";
+import { askOnce, notifySwitch } from "./desktop.js";
 import { h, mount, setTitle, toast } from "./dom.js";
 import { live } from "./live.js";
 import { announce, forgetMyGames, startMyGames } from "./mygames.js";
+import { forgetMyTournaments, startMyTournaments } from "./mytournaments.js";
+import { prefs } from "./prefs.js";
 import { mountAccountBar, session } from "./session.js";
 import { muteSwitch } from "./sound.js";
 
@@ -20,6 +23,8 @@ const routes = [
     (m) => ({ name: decodeURIComponent(m[1]) }),
   ],
   [/^\/leaderboard$/, () => import("./leaderboard.js"), () => ({})],
+  [/^\/tournaments$/, () => import("./tournaments.js"), () => ({})],
+  [/^\/tournaments\/(\d+)$/, () => import("./tournament.js"), (m) => ({ id: Number(m[1]) })],
   [/^\/admin$/, () => import("./admin.js"), () => ({})],
 ];
 
@@ -80,14 +85,30 @@ function markCurrentLink(path) {
 }
 
 mountAccountBar(document.getElementById("account"));
-document.querySelector(".site-header").append(muteSwitch());
+// The page-wide notices sit under the header, however many lines it wraps to.
+const header = document.querySelector(".site-header");
+new ResizeObserver(() => {
+  document.documentElement.style.setProperty("--header-height", `${header.offsetHeight}px`);
+}).observe(header);
+header.append(muteSwitch(), notifySwitch());
+// The board and piece colours chosen, for every board.
+const applyThemes = () => {
+  document.documentElement.dataset.board = prefs.board;
+  document.documentElement.dataset.pieces = prefs.pieces;
+};
+applyThemes();
+prefs.subscribe(applyThemes);
+// Browser notifications: the permission is asked once, at a signed-in user's first click.
+window.addEventListener("pointerdown", () => session.user && askOnce(), { capture: true });
 startMyGames(document.getElementById("notify"));
 startChallenges(document.getElementById("challenges"));
+startMyTournaments();
 window.addEventListener("hashchange", route);
 live.on("token_refused", ({ message }) => {
   session.set(null);
   forgetMyGames();
   forgetChallenges();
+  forgetMyTournaments();
   toast(`Signed out: ${message}`, "error");
   // A ban (or a removal) says why, and stays on the page until dismissed.
   if (/^banned/i.test(message)) announce(`You were signed out: ${message}`, "error");
@@ -99,6 +120,7 @@ session.load().then(() => {
     if ((next && next.id) !== (user && user.id)) {
       forgetMyGames();
       forgetChallenges();
+      forgetMyTournaments();
       live.restart();
     }
     user = next;

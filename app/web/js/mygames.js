@@ -4,8 +4,10 @@
 // move while they look at another page (and when it ends): a sound, a flag in the window title
 // and a banner with a link to the table. "Your move" is told once per game until the user comes
 // back to its table: an opponent moving again meanwhile adds nothing. A game the user asked for
-// (a quick-pairing seek, a challenge: `expectGame`) takes them to its table instead.
+// (a quick-pairing seek, a challenge, a tournament's pairing: `expectGame`) takes them to its
+// table instead, with the game's start sound.
 
+import { notify } from "./desktop.js";
 import { flagTitle, h, mount } from "./dom.js";
 import { live } from "./live.js";
 import { describeOutcomeFor } from "./notation.js";
@@ -109,6 +111,16 @@ function onMessage(message) {
       // Fresh unless this game's start was told already: the table's own `game_started` may
       // come first (a table still watched as the user left its page) and is no announcement.
       const fresh = games.get(message.table)?.started !== message.game;
+      // A new game makes the end of an earlier one old news (told here, played elsewhere).
+      if (fresh && shown && String(shown.key).startsWith("end-")) hideBanner();
+      if (fresh) {
+        const against = message.opponent ? ` against ${message.opponent.name}` : "";
+        const body = `Table ${message.table}: you play ${message.colour}${against}.`;
+        notify("Your game has started", body, {
+          href: `#/table/${message.table}`,
+          tag: `game-${message.game}`,
+        });
+      }
       follow(message.table, {
         started: message.game,
         game: message.game,
@@ -118,7 +130,11 @@ function onMessage(message) {
         ply: 0,
       });
       if (fresh && [...expected].some((match) => match(message))) {
-        if (tableOnScreen() !== message.table) location.hash = `#/table/${message.table}`;
+        if (tableOnScreen() !== message.table) {
+          // The table page opens on a game already started: its start sound is played here.
+          play("start");
+          location.hash = `#/table/${message.table}`;
+        }
       } else if (fresh && tableOnScreen() !== message.table) {
         const against = message.opponent ? ` against ${message.opponent.name}` : "";
         tell(message.table, `game-${message.game}`, `Your game${against} has started.`, "start");
@@ -138,6 +154,12 @@ function onMessage(message) {
       entry.ply = message.ply;
       entry.turn = message.turn;
       changed();
+      // A hidden tab is told by the browser, this table's page on screen or not.
+      if (message.turn === entry.colour)
+        notify("Your move", `Table ${entry.table}: your opponent played ${message.move}.`, {
+          href: `#/table/${entry.table}`,
+          tag: `move-${entry.game}`,
+        });
       if (message.turn === entry.colour && tableOnScreen() !== entry.table && !entry.told) {
         entry.told = true;
         tell(entry.table, `move-${entry.game}-${entry.ply}`, "It is your move.", "notice");

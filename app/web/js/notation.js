@@ -105,7 +105,8 @@ export function describeOutcome({ result, termination, variant, winner, reason }
     abandoned: loser ? `${colorName(loser)} left the game` : "a player left the game",
     admin: reason ? `ended by an administrator (${reason})` : "ended by an administrator",
   };
-  if (termination === "aborted") return "Game aborted.";
+  // Who aborted it and why ("Black aborted it", "White did not make a first move in time").
+  if (termination === "aborted") return reason ? `Game aborted: ${reason}.` : "Game aborted.";
   if (termination === "admin" && result === "*") {
     return `Game aborted by an administrator${reason ? ` (${reason})` : ""}.`;
   }

@@ -1,6 +1,6 @@
 // A player's page: their ratings and rating history, their record per variant and their
 // recent games; a Challenge button for a registered visitor (not on their own page, nor for the
-// computer).
+// computer); on their own page, their settings (takebacks).
 
 import { api, query } from "./api.js";
 import { formatDate, h, mount, setTitle } from "./dom.js";
@@ -65,10 +65,16 @@ export async function render(main, { name }) {
     onClick: () => openChallengeDialog({ name: profile.name, kind: profile.kind }),
     text: "Challenge",
   });
+  // The player's own settings, shown on their own page only.
+  const settings = h("div");
+  let settingsOf = null;
   // The profile has no id: the signed-in user is told apart by name (names ignore case).
   const stopUser = session.subscribe((user) => {
     const self = Boolean(user && user.name.toLowerCase() === profile.name.toLowerCase());
     challenge.hidden = self || !mayChallenge({ id: null, kind: profile.kind });
+    if (self && settingsOf !== user.id) settingsSection(settings);
+    else if (!self) settings.replaceChildren();
+    settingsOf = self ? user.id : null;
   });
 
   mount(
@@ -92,6 +98,7 @@ export async function render(main, { name }) {
       ` · ${profile.games} games · `,
       h("a", { href: `#/games${query({ player: profile.name })}`, text: "search their games" }),
     ),
+    settings,
     ratingsSection(profile.name, ratings, history),
     variants.length
       ? h(
@@ -136,6 +143,53 @@ export async function render(main, { name }) {
   );
   await load();
   return stopUser;
+}
+
+/** The signed-in player's settings (`/api/account/preferences`): whether takebacks may be asked
+ * in their games. */
+async function settingsSection(box) {
+  const takebacks = h("input", {
+    type: "checkbox",
+    name: "takebacks",
+    disabled: true,
+    "aria-describedby": "takebacks-help",
+  });
+  const status = h("p", { class: "muted", role: "status" });
+  mount(
+    box,
+    h(
+      "section",
+      { class: "panel settings", "aria-labelledby": "settings-title" },
+      h("h2", { id: "settings-title", text: "Your settings" }),
+      h("label", { class: "inline" }, takebacks, "Allow takebacks in casual games"),
+      h("p", {
+        id: "takebacks-help",
+        class: "muted",
+        text: "Off: nobody may ask you to take back a move, you may not ask either, and the tables you open allow none.",
+      }),
+      status,
+    ),
+  );
+  try {
+    takebacks.checked = (await api.get("/api/account/preferences")).takebacks;
+  } catch (error) {
+    status.textContent = error.message;
+    return;
+  }
+  takebacks.disabled = false;
+  takebacks.addEventListener("change", async () => {
+    takebacks.disabled = true;
+    try {
+      const now = await api.patch("/api/account/preferences", { takebacks: takebacks.checked });
+      takebacks.checked = now.takebacks;
+      status.textContent = now.takebacks ? "Saved: takebacks allowed." : "Saved: takebacks off.";
+    } catch (error) {
+      takebacks.checked = !takebacks.checked;
+      status.textContent = error.message;
+    } finally {
+      takebacks.disabled = false;
+    }
+  });
 }
 
 /** The player's ratings per variant and category, then one history chart per rating. */

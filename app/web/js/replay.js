@@ -195,94 +195,109 @@ export async function render(main, { game: id }, search) {
         ? describeOutcomeFor(game, viewerColour)
         : describeOutcome(game);
 
+  // One line of title and facts, so that the board and its step buttons fit a laptop's window.
   mount(
     main,
-    h("h1", {}, `${game.black || "?"} – ${game.white || "?"}`),
-    h(
-      "p",
-      { class: "muted" },
-      `${variantName(game.variant)} · ${gameClockText(game)} · `,
-      game.room || (game.source === "import" ? "imported" : "live"),
-      ` · ${formatDate(game.started_at)}`,
-    ),
-    h("p", {
-      class: "banner",
-      "data-testid": "result",
-      // The viewer's own game: a winner's or a loser's banner.
-      "data-outcome": (viewerColour && outcomeFor(game, viewerColour)) || "neutral",
-      text: `${result} ${game.result !== "*" ? `(${game.result})` : ""}`,
-    }),
     h(
       "div",
-      { class: "game-layout" },
+      { class: "replay-page" },
       h(
         "div",
-        { class: "board-area" },
-        topBar,
-        board.element,
-        bottomBar,
-        controls,
-        h("div", { class: "toolbar view-tools" }, labelsSwitch(board)),
-        status,
+        { class: "table-head" },
+        h("h1", {}, `${game.black || "?"} – ${game.white || "?"}`),
+        h(
+          "p",
+          { class: "muted" },
+          `${variantName(game.variant)} · ${gameClockText(game)} · `,
+          game.room || (game.source === "import" ? "imported" : "live"),
+          ` · ${formatDate(game.started_at)}`,
+        ),
       ),
+      h("p", {
+        class: "banner replay-result",
+        "data-testid": "result",
+        // The viewer's own game: a winner's or a loser's banner.
+        "data-outcome": (viewerColour && outcomeFor(game, viewerColour)) || "neutral",
+        text: `${result} ${game.result !== "*" ? `(${game.result})` : ""}`,
+      }),
       h(
-        "aside",
-        { class: "side-panel" },
+        "div",
+        { class: "game-layout" },
         h(
-          "section",
-          { class: "panel" },
-          h("h2", { text: "Moves" }),
-          list,
-          h("p", {
-            class: "muted",
-            text: `Use ← and → to step, Home and End to jump.${hasClocks ? " Each move shows the mover's time left." : ""}`,
-          }),
+          "div",
+          { class: "board-area" },
+          topBar,
+          board.element,
+          bottomBar,
+          controls,
+          h("div", { class: "toolbar view-tools" }, labelsSwitch(board)),
+          status,
         ),
         h(
-          "section",
-          { class: "panel" },
-          h("h2", { text: "PDN" }),
+          "aside",
+          { class: "side-panel" },
           h(
-            "div",
-            { class: "toolbar" },
-            download,
-            h("button", { type: "button", onClick: copy, text: "Copy PDN" }),
+            "section",
+            { class: "panel" },
+            h("h2", { text: "Moves" }),
+            list,
+            h("p", {
+              class: "muted",
+              text: `Use ← and → to step, Home and End to jump.${hasClocks ? " Each move shows the mover's time left." : ""}`,
+            }),
           ),
           h(
-            "details",
-            {
-              onToggle: async (e) =>
-                e.target.open && !pdnText.value && (pdnText.value = await fetchPdn(pdnUrl)),
-            },
-            h("summary", { text: "Show PDN" }),
-            pdnText,
+            "section",
+            { class: "panel" },
+            h("h2", { text: "PDN" }),
+            h(
+              "div",
+              { class: "toolbar" },
+              download,
+              h("button", { type: "button", onClick: copy, text: "Copy PDN" }),
+            ),
+            h(
+              "details",
+              {
+                onToggle: async (e) =>
+                  e.target.open && !pdnText.value && (pdnText.value = await fetchPdn(pdnUrl)),
+              },
+              h("summary", { text: "Show PDN" }),
+              pdnText,
+            ),
           ),
-        ),
-        h(
-          "section",
-          { class: "panel" },
-          h("h2", { text: "Players" }),
           h(
-            "ul",
-            {},
-            game.black
-              ? h(
-                  "li",
-                  {},
-                  "Black: ",
-                  h("a", { href: `#/players/${encodeURIComponent(game.black)}`, text: game.black }),
-                  ...ratedSide(game.black_rating),
-                )
-              : null,
-            game.white
-              ? h(
-                  "li",
-                  {},
-                  "White: ",
-                  h("a", { href: `#/players/${encodeURIComponent(game.white)}`, text: game.white }),
-                  ...ratedSide(game.white_rating),
-                )
-              : null,
+            "section",
+            { class: "panel" },
+            h("h2", { text: "Players" }),
+            h(
+              "ul",
+              {},
+              game.black
+                ? h(
+                    "li",
+                    {},
+                    "Black: ",
+                    h("a", {
+                      href: `#/players/${encodeURIComponent(game.black)}`,
+                      text: game.black,
+                    }),
+                    ...ratedSide(game.black_rating),
+                  )
+                : null,
+              game.white
+                ? h(
+                    "li",
+                    {},
+                    "White: ",
+                    h("a", {
+                      href: `#/players/${encodeURIComponent(game.white)}`,
+                      text: game.white,
+                    }),
+                    ...ratedSide(game.white_rating),
+                  )
+                : null,
+            ),
           ),
         ),
       ),

@@ -1,0 +1,6 @@
+"""Tournament logic, pure like ``app.rules`` and ``app.engine`` (the only packages of ours it
+imports): arena scoring and pairing waves (``arena``), Swiss pairing (``swiss``) and its
+tie-breaks (``tiebreaks``), round-robin tables (``round_robin``), and ballot openings for
+two-game matches (``ballot``, its deck built by ``deck_build``). No I/O beyond reading the deck
+shipped in the package, no clock, no database: the services call it with plain values.
+"""
