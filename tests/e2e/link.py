@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from playwright.sync_api import Browser, Page, ViewportSize, expect
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 from websockets.sync.client import ClientConnection, connect
 
 from app.rules import Game, get_variant
@@ -93,9 +94,13 @@ def visit(
     token: str,
     path: str,
     viewport: ViewportSize | None = None,
+    prepare: Callable[[BrowserContext], None] | None = None,
 ) -> Person:
-    """A signed-in person's page at `path` (the token put where the client keeps it)."""
+    """A signed-in person's page at `path` (the token put where the client keeps it);
+    `prepare` sees the browser context before the page opens (to route its requests)."""
     context = browser.new_context(base_url=base_url, viewport=viewport)
+    if prepare is not None:
+        prepare(context)
     context.set_default_timeout(WAIT_S * 1000)
     context.add_init_script(f"localStorage.setItem('checkers.token', {json.dumps(token)});")
     context.add_init_script(STAMP_FRAMES)

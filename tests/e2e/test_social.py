@@ -1,14 +1,17 @@
 """Finding an opponent in the browser: the lobby's quick pairing ("Play now"), challenges (from a
 player's page or from who-is-online; the banner on any page with Accept and Decline, a decline's
-reason, a challenge made while the page was closed) and who is online in a room."""
+reason, a challenge made while the page was closed, one heard while the list is read) and who is
+online in a room."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
+from tests.e2e.conftest import LiveServer
+from tests.e2e.link import Player, member, visit
 from tests.e2e.people import Cable, arrive, open_table, register
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -227,3 +230,36 @@ def test_a_seek_survives_a_lost_connection(browser: Browser, server_url: str) ->
     for person in people:
         assert person.errors == []
         person.context.close()
+
+
+def test_a_challenge_heard_while_the_list_is_read_stays(
+    browser: Browser, server: LiveServer
+) -> None:
+    """At connect the page reads the waiting challenges; a challenge told over the socket while
+    that read is on its way is newer than the list it brings back, and stays on the banner."""
+    held: list[Route] = []
+    person = visit(
+        browser,
+        server.url,
+        member(server.url, "dora"),
+        "/",
+        prepare=lambda context: context.route("**/api/challenge", lambda route: held.append(route)),
+    )
+    page = person.page
+    expect(page.locator(".conn")).to_have_text("Connected")
+    while not held:
+        page.wait_for_timeout(50)
+    read = held[0]
+    stale = read.fetch()  # the list as the server had it when the page asked: empty
+    challenger = Player.connect(server.url, member(server.url, "cyril"))
+    challenger.send(type="challenge", user="dora")
+    box = page.locator('.challenge-box[data-direction="in"]')
+    expect(box).to_contain_text("cyril challenges you")
+    with page.expect_request_finished(lambda request: request.url.endswith("/api/challenge")):
+        read.fulfill(response=stale)
+    page.evaluate("() => new Promise((done) => setTimeout(done, 200))")  # the answer is read
+    assert box.count() == 1
+    expect(box).to_contain_text("cyril challenges you")
+    challenger.close()
+    assert person.errors == []
+    person.context.close()

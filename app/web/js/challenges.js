@@ -60,6 +60,7 @@ const accepting = new Set(); // challengers whose challenge the user has just ac
 const errors = new Map(); // id -> why answering failed
 let area = null;
 let loading = 0;
+let heard = null; // while a read of the list is on its way: the socket's changes since it left
 
 function me() {
   return live.user;
@@ -81,25 +82,36 @@ function colours(challenge, side) {
   return side === "challenger" ? `you play ${challengers}` : `you play ${other}`;
 }
 
-/** Read the waiting challenges again (at connect and after a game starts). */
+/**
+ * Read the waiting challenges again (at connect and after a game starts). What the socket says
+ * while the read is on its way is newer than its answer: a challenge made, or one answered,
+ * after the server read the list. Those changes are kept and applied again over the answer, so
+ * a challenge that arrives just after connecting is not wiped out by the older list.
+ */
 async function reload() {
   const seq = ++loading;
   if (!me()) {
+    heard = null;
     clearAll();
     return;
   }
+  heard = [];
   let body;
   try {
     body = await api.get("/api/challenge");
   } catch {
+    if (seq === loading) heard = null;
     return; // shown again at the next reconnect
   }
   if (seq !== loading) return;
+  const since = heard || [];
+  heard = null;
   const fresh = (body.in || []).filter((c) => !incoming.has(c.id));
   incoming.clear();
   outgoing.clear();
   for (const c of body.in || []) incoming.set(c.id, c);
   for (const c of body.out || []) outgoing.set(c.id, c);
+  for (const message of since) apply(message);
   if (fresh.length) alert(fresh);
   draw();
 }
@@ -129,42 +141,55 @@ function unflag() {
   if (titleFlagText() === FLAG) flagTitle("");
 }
 
-function onMessage(message) {
+/** A change the socket told: to the lists. False if it was not one. */
+function apply(message) {
   const c = message.challenge;
   switch (message.type) {
-    case "welcome":
-      reload();
-      break;
     case "challenge":
       if (!incoming.has(c.id)) {
         incoming.set(c.id, c);
-        alert([c]);
+        return "new";
       }
-      break;
+      return true;
     case "challenge_sent":
       outgoing.set(c.id, c);
-      break;
+      return true;
     case "challenge_declined":
       incoming.delete(c.id);
       if (outgoing.delete(c.id) || (me() && c.challenger.id === me().id)) {
         answered.set(c.id, c);
-        play("notice");
+        return "declined";
       }
-      break;
+      return true;
     case "challenge_canceled":
       outgoing.delete(c.id);
-      if (incoming.delete(c.id)) toast(`${c.challenger.name} withdrew their challenge.`);
-      break;
-    case "your_game":
-      // After `expectGame` has seen it: the challenge that started this game no longer waits.
-      queueMicrotask(() => {
-        if (message.opponent) accepting.delete(message.opponent.id);
-        reload();
-      });
-      return;
+      return incoming.delete(c.id) ? "withdrawn" : true;
     default:
-      return;
+      return false;
   }
+}
+
+function onMessage(message) {
+  if (message.type === "welcome") {
+    reload();
+    draw();
+    return;
+  }
+  if (message.type === "your_game") {
+    // After `expectGame` has seen it: the challenge that started this game no longer waits.
+    queueMicrotask(() => {
+      if (message.opponent) accepting.delete(message.opponent.id);
+      reload();
+    });
+    return;
+  }
+  const change = apply(message);
+  if (!change) return;
+  if (heard) heard.push(message);
+  const c = message.challenge;
+  if (change === "new") alert([c]);
+  else if (change === "declined") play("notice");
+  else if (change === "withdrawn") toast(`${c.challenger.name} withdrew their challenge.`);
   draw();
 }
 
