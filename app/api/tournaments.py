@@ -105,6 +105,7 @@ class TournamentPublic(BaseModel):
     name: str
     variant: str
     status: Literal["created", "started", "finished", "cancelled"]
+    created_by_name: str | None = None  # who created it (None: the site's schedule)
     standings: list[StandingPublic]
 
 
@@ -116,6 +117,7 @@ class TournamentSummaryPublic(BaseModel):
     name: str
     status: str
     players: int
+    created_by_name: str | None = None
 
 
 class TournamentsPublic(BaseModel):

@@ -112,9 +112,25 @@ async def player(
     return await session.get(TournamentPlayer, (tournament_id, user_id))
 
 
-async def count_players(db: Executor, tournament_id: int) -> int:
-    query = select(func.count()).where(TournamentPlayer.tournament_id == tournament_id)
-    return int((await db.execute(query)).scalar_one())
+async def count_players(db: Executor, tournament_ids: Sequence[int]) -> dict[int, int]:
+    """How many players each of these tournaments has (one query)."""
+    if not tournament_ids:
+        return {}
+    query = (
+        select(TournamentPlayer.tournament_id, func.count())
+        .where(TournamentPlayer.tournament_id.in_(tournament_ids))
+        .group_by(TournamentPlayer.tournament_id)
+    )
+    counts = {tournament_id: int(n) for tournament_id, n in (await db.execute(query)).all()}
+    return {tournament_id: counts.get(tournament_id, 0) for tournament_id in tournament_ids}
+
+
+async def names(db: Executor, user_ids: Sequence[int]) -> dict[int, str]:
+    """The names of these users."""
+    if not user_ids:
+        return {}
+    query = select(User.id, User.name).where(User.id.in_(set(user_ids)))
+    return {user_id: name for user_id, name in (await db.execute(query)).all()}
 
 
 async def set_waiting(

@@ -84,6 +84,11 @@ def game_payload(live: LivePlay, lg: LiveGame, now: float) -> dict[str, Any]:
         "away": {colour.value: int(since * 1000) for colour, since in lg.away.items()},
         "claim_after": claim_after,
         "rated": lg.rated,
+        # Who went berserk in an arena game: half their time and no increment.
+        "berserk": {
+            "black": bool(lg.clock and lg.clock.black_berserk),
+            "white": bool(lg.clock and lg.clock.white_berserk),
+        },
         "rating_change": None,
         "takeback_offer": None,
     }

@@ -9,6 +9,7 @@ from typing import Any
 
 from app.db import table_log
 from app.db import tables as stored_tables
+from app.db import tournaments as stored_tournaments
 from app.db.models import MAX_EVENT_SEQ
 from app.db.table_log import Executor, StoredEvent
 from app.services import attendance, events, games, table_chat
@@ -69,6 +70,9 @@ async def snapshot(
         chat_lines, withheld = await table_chat.chat_history(
             session, table_id, user_id, version, after_game=table.status != TableState.PLAYING
         )
+        played_in = None
+        if table.game_id is not None:
+            played_in = await stored_tournaments.of_game(session, table.game_id)
     game = None
     if table.game_id is not None:
         game = await games.snapshot(live, table.game_id)
@@ -76,6 +80,12 @@ async def snapshot(
         "v": version,
         "table": live.table_payload(table, with_invite=table.seated(user_id)),
         "game": game,
+        # The tournament its latest game is played in: the page links back to it.
+        "tournament": (
+            {"id": played_in.id, "name": played_in.name, "kind": played_in.kind}
+            if played_in is not None
+            else None
+        ),
         "chat": chat_lines,
         # Spectators' lines were kept from this player: shown once the game is over.
         "chat_withheld": withheld,

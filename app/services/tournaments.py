@@ -176,7 +176,7 @@ async def join(live: LivePlay, user: Member, tournament_id: int) -> dict[str, An
         else:
             if row.kind == "round_robin" and row.status != stored.CREATED:
                 raise PlayError(Code.CONFLICT, "a round robin is joined before it starts")
-            count = await stored.count_players(session, tournament_id)
+            count = (await stored.count_players(session, [tournament_id]))[tournament_id]
             if row.max_players is not None and count >= row.max_players:
                 raise PlayError(Code.CONFLICT, f"tournament {tournament_id} is full")
             now = live.clock.now()
@@ -237,13 +237,18 @@ async def listing(live: LivePlay) -> dict[str, list[dict[str, Any]]]:
         finished = await stored.listing(
             session, [stored.FINISHED, stored.CANCELLED], 30, newest_first=True
         )
-        counts = {
-            row.id: await stored.count_players(session, row.id)
-            for row in (*upcoming, *running, *finished)
-        }
+        rows = (*upcoming, *running, *finished)
+        counts = await stored.count_players(session, [row.id for row in rows])
+        creators = await stored.names(
+            session, [row.created_by for row in rows if row.created_by is not None]
+        )
     now = live.clock.time()
     return {
-        name: [summary(row, now) | {"players": counts[row.id]} for row in rows]
+        name: [
+            summary(row, now)
+            | {"players": counts[row.id], "created_by_name": creators.get(row.created_by or 0)}
+            for row in rows
+        ]
         for name, rows in (("upcoming", upcoming), ("running", running), ("finished", finished))
     }
 
@@ -300,7 +305,9 @@ async def _view(live: LivePlay, session: AsyncSession, row: Tournament) -> dict[
         for game in games
         if game.status == "playing"
     ]
+    creator = await stored.names(session, [row.created_by] if row.created_by is not None else [])
     view = summary(row, live.clock.time()) | {
+        "created_by_name": creator.get(row.created_by or 0),
         "players": len(players),
         "standings": table.rows,
         "playing": playing,

@@ -1,10 +1,11 @@
 """Tournaments in the browser: a player creates an arena (the form shows the server's refusal in
 its words first), two players join it and each pairing takes them to their table at once, with
-the game's start sound; the tournament's page, refreshed without losing the focus, shows the
-winner first and the next game to watch, the list shows it under Running; a round robin's
-creator brings its start forward, and once its round is played it shows its podium, its round's
-result and its tie-break columns; an administrator schedules a recurring one from the admin
-page, sees it count down, changes it before the start and cancels it."""
+the game's start sound, the table's link back and its Berserk button; the tournament's page,
+refreshed without losing the focus, shows the winner first and the next game to watch, the list
+shows it under Running; a round robin's creator brings its start forward, and once its round is
+played it shows its podium, its round's result and its tie-break columns; an administrator
+schedules a recurring one from the admin page, sees it count down, changes it before the start
+and cancels it."""
 
 from __future__ import annotations
 
@@ -119,6 +120,18 @@ def test_two_players_meet_in_an_arena_and_the_winner_leads(
     # Black moves, White resigns: Black has won.
     black, white = by_colour(ann, ben)
     winner, loser = ("ann", "ben") if black is ann else ("ben", "ann")
+    # The table links back to its tournament; Black goes berserk before moving: half the
+    # time, marked on both pages, and no second Berserk.
+    for page in (black, white):
+        expect(page.get_by_role("link", name="Arena: Friday arena")).to_have_attribute(
+            "href", f"#/tournaments/{tournament}"
+        )
+    expect(white.get_by_role("button", name="Berserk")).to_be_visible()
+    black.get_by_role("button", name="Berserk").click()
+    for page in (black, white):
+        expect(page.locator('.player-bar[data-colour="black"] .berserk')).to_be_visible()
+    expect(black.locator(".player-bar.bottom .clock")).to_have_text("1:30")
+    expect(black.get_by_role("button", name="Berserk")).to_have_count(0)
     expect(square(black, 11)).to_have_class(re.compile("movable"))
     square(black, 11).click()
     square(black, 15).click()

@@ -108,6 +108,8 @@ async def test_a_tournament_is_created_read_listed_and_refuses_bad_settings(
         assert (await get(http, made["id"]))["name"] == "Club night"
         listed = (await http.get("/api/tournaments")).json()
         assert [t["id"] for t in listed["upcoming"]] == [made["id"]]
+        assert made["created_by_name"] == listed["upcoming"][0]["created_by_name"] == "organiser"
+        assert listed["upcoming"][0]["players"] == 0
         assert listed["running"] == [] and listed["finished"] == []
         for bad in (
             {"kind": "arena"},  # no minutes
@@ -402,6 +404,11 @@ async def test_an_arena_player_goes_berserk_before_their_first_move(server: Serv
         await white.expect("berserk", game=game)
         await black.send(type="berserk", game=game)
         assert (await black.error())["code"] == "conflict"  # once
+        # A snapshot of the table names its tournament and who went berserk.
+        await white.send(type="watch", table=notices[0]["table"])
+        seen = await white.expect("table")
+        assert seen["tournament"] == {"id": made["id"], "name": made["name"], "kind": "arena"}
+        assert seen["game"]["berserk"] == {"black": True, "white": False}
         for ply, mover, move in ((0, black, "11-15"), (1, white, "22-18"), (2, black, "15x22")):
             await mover.send(type="move", game=game, move=move, ply=ply)
             moved = await white.expect("move", game=game, ply=ply + 1)

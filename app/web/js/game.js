@@ -24,6 +24,7 @@ import {
   variantName,
 } from "./notation.js";
 import { diffBadge, diffText, ratingBadge } from "./ratings.js";
+import { kindName } from "./tournamentwords.js";
 import { requireUser, session } from "./session.js";
 import { play } from "./sound.js";
 
@@ -82,6 +83,8 @@ export function render(main, params, search) {
   const [conn, stopConn] = connectionBadge();
   const [lag, stopLag] = lagBadge();
   const subtitle = h("p", { class: "muted" });
+  const tournamentLine = h("p", { class: "tournament-link" }); // a tournament game's way back
+  let tournament = null; // {id, name, kind} when the table's game is a tournament game
   const shareBox = h("div");
   const topBar = h("div", { class: "player-bar top" });
   const bottomBar = h("div", { class: "player-bar bottom" });
@@ -213,6 +216,7 @@ export function render(main, params, search) {
         { class: "table-head" },
         title,
         subtitle,
+        tournamentLine,
         h("span", { class: "live-status" }, lag, conn),
       ),
       shareBox,
@@ -286,6 +290,7 @@ export function render(main, params, search) {
     switch (message.type) {
       case "table":
         table = message.table;
+        tournament = message.tournament || null;
         setGame(message.game);
         if (Array.isArray(message.chat)) {
           chat = message.chat.slice();
@@ -335,7 +340,12 @@ export function render(main, params, search) {
         applyTakeback(message);
         break;
       case "berserk":
-        if (game && game.id === message.game) game.clocks = message.clocks;
+        if (game && game.id === message.game) {
+          game.clocks = message.clocks;
+          game.berserk = { ...(game.berserk || {}), [message.colour]: true };
+          clocks.set(game.clocks, runningColour(), null);
+          lastBars = ""; // the bar marks who went berserk
+        }
         announce(`${colorName(message.colour)} went berserk: half the time, no increment.`);
         break;
       case "player_away":
@@ -734,6 +744,17 @@ export function render(main, params, search) {
     if (typeof table.spectators === "number")
       bits.push(table.spectators === 1 ? "1 spectator" : `${table.spectators} spectators`);
     subtitle.textContent = bits.join(" · ");
+    const link = tournamentLine.querySelector("a");
+    if (!tournament) mount(tournamentLine);
+    else if (!link || link.dataset.tournament !== String(tournament.id))
+      mount(
+        tournamentLine,
+        h("a", {
+          href: `#/tournaments/${tournament.id}`,
+          dataset: { tournament: String(tournament.id) },
+          text: `${kindName(tournament.kind)}: ${tournament.name}`,
+        }),
+      );
     const code = table.invite || invite;
     if (table.private && code && seated()) {
       if (shareBox.dataset.code === code) return;
@@ -916,6 +937,9 @@ export function render(main, params, search) {
         change ? " " : null,
         change ? diffBadge(change.diff) : null,
         mine ? h("span", { class: "muted", text: " (you)" }) : null,
+        game && game.berserk && game.berserk[colour]
+          ? h("span", { class: "berserk", title: "Berserk: half the time, no increment", text: " ⚔ berserk" })
+          : null,
         away ? h("span", { class: "muted away", text: " (disconnected)" }) : null,
       ),
       h(
@@ -1107,6 +1131,17 @@ export function render(main, params, search) {
           buttons.push(h("span", { class: "muted", text: "Draw offered." }));
         } else {
           buttons.push(button("Offer draw", () => act({ type: "draw_offer", game: game.id })));
+        }
+        if (
+          myMoves.length === 0 &&
+          tournament &&
+          tournament.kind === "arena" &&
+          table.clock &&
+          table.clock.base > 0 &&
+          !(game.berserk && game.berserk[colour])
+        ) {
+          // Half one's time and no increment, for a point more with a win (arena only).
+          buttons.push(button("Berserk", () => act({ type: "berserk", game: game.id })));
         }
         if (myMoves.length === 0) buttons.push(button("Abort", ask("abort")));
         buttons.push(button("Resign", ask("resign"), "danger"));

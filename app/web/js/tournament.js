@@ -12,7 +12,13 @@ import { h, mount, redraw, setTitle, toast } from "./dom.js";
 import { noteTournament } from "./mytournaments.js";
 import { requireUser, session } from "./session.js";
 import { tournamentForm } from "./tournamentform.js";
-import { TournamentTimes, playersText, scoreText, settingsLine } from "./tournamentwords.js";
+import {
+  TournamentTimes,
+  creatorText,
+  playersText,
+  scoreText,
+  settingsLine,
+} from "./tournamentwords.js";
 
 const REFRESH_MS = 2000;
 const PLACES = ["1st", "2nd", "3rd"];
@@ -185,7 +191,9 @@ export async function render(main, { id }) {
   function draw() {
     setTitle(t.name);
     title.textContent = t.name;
-    settings.textContent = `${settingsLine(t)} · ${playersText(t.players)}`;
+    settings.textContent = [settingsLine(t), playersText(t.players), creatorText(t)]
+      .filter(Boolean)
+      .join(" · ");
     tick();
     drawActions();
     drawPodium();

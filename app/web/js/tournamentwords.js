@@ -32,6 +32,12 @@ export function settingsLine(t) {
   return parts.join(" · ");
 }
 
+/** Who made it: "by ann", or "scheduled" for the site's recurring ones. */
+export function creatorText(t) {
+  if (t.created_by_name) return `by ${t.created_by_name}`;
+  return t.every_minutes ? `scheduled every ${t.every_minutes} min` : "";
+}
+
 export function playersText(count) {
   return count === 1 ? "1 player" : `${count} players`;
 }
