@@ -28,6 +28,7 @@ from playwright.sync_api import Browser, sync_playwright
 from app.clock import FakeClock
 from app.main import create_app
 from tests.conftest import make_settings, migrated_sqlite
+from tests.e2e.people import JOURNAL, PAGES
 from tests.support.server import QuickServer
 
 CHROMIUM_PATH = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -102,3 +103,19 @@ def server(tmp_path: Path) -> Iterator[LiveServer]:
 @pytest.fixture
 def server_url(server: LiveServer) -> str:
     return server.url
+
+
+@pytest.fixture(autouse=True)
+def _journal() -> Iterator[None]:
+    """Each browser test starts a fresh journal of its pages (see `tests.e2e.people`)."""
+    JOURNAL.clear()
+    PAGES.clear()
+    yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.failed and JOURNAL:
+        report.sections.append(("what the pages did", "\n".join(JOURNAL)))
+    return report

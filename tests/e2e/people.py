@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 
 from playwright.sync_api import (
@@ -11,6 +12,7 @@ from playwright.sync_api import (
     Locator,
     Page,
     ViewportSize,
+    WebSocket,
     WebSocketRoute,
     expect,
 )
@@ -22,6 +24,33 @@ WAIT_MS = 20_000
 expect.set_options(timeout=WAIT_MS)
 
 
+# What each page of the test running now did (its addresses, console errors, socket closes):
+# printed with a failure (tests/e2e/conftest.py), so that a failure on a busy machine says
+# where a page went and what its socket did.
+JOURNAL: list[str] = []
+PAGES: list[Page] = []  # the pages of the test running now, in the order they opened
+
+
+def keep_journal(page: Page) -> None:
+    PAGES.append(page)
+    who = f"page {len(PAGES)}"
+    start = time.monotonic()
+
+    def note(what: str) -> None:
+        JOURNAL.append(f"{time.monotonic() - start:7.2f}s {who}: {what}")
+
+    page.on("framenavigated", lambda frame: frame.parent_frame is None and note(f"at {frame.url}"))
+    page.on("console", lambda msg: msg.type in ("error", "warning") and note(f"console {msg.text}"))
+    page.on("pageerror", lambda exc: note(f"error {exc}"))
+    page.on("crash", lambda _: note("crashed"))
+
+    def watch_socket(socket: WebSocket) -> None:
+        note(f"socket open {socket.url}")
+        socket.on("close", lambda _: note("socket closed"))
+
+    page.on("websocket", watch_socket)
+
+
 @dataclass
 class Person:
     """One browser context (its own storage and socket) showing one page of the client."""
@@ -29,6 +58,9 @@ class Person:
     context: BrowserContext
     page: Page
     errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        keep_journal(self.page)
 
 
 class Cable:
