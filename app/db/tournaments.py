@@ -125,6 +125,14 @@ async def count_players(db: Executor, tournament_ids: Sequence[int]) -> dict[int
     return {tournament_id: counts.get(tournament_id, 0) for tournament_id in tournament_ids}
 
 
+async def ended_games(db: Executor, tournament_id: int) -> int:
+    """How many of the tournament's games have ended."""
+    query = select(func.count()).where(
+        Game.tournament_id == tournament_id, Game.status != GameStatus.PLAYING
+    )
+    return int((await db.execute(query)).scalar_one())
+
+
 async def names(db: Executor, user_ids: Sequence[int]) -> dict[int, str]:
     """The names of these users."""
     if not user_ids:

@@ -35,6 +35,7 @@ from app.services import (
     table_chat,
     table_opening,
     takebacks,
+    tournaments,
 )
 from app.services.errors import Code, ServiceError
 from app.services.live import PlayError
@@ -114,6 +115,18 @@ async def _subscribe_lobby(hub: Hub, conn: Connection, m: p.SubscribeLobby) -> N
 
 async def _unsubscribe_lobby(hub: Hub, conn: Connection, m: p.UnsubscribeLobby) -> None:
     hub.unsubscribe_lobby(conn)
+
+
+async def _follow_tournament(hub: Hub, conn: Connection, m: p.FollowTournament) -> None:
+    if not await tournaments.exists(hub.live, m.tournament):
+        raise PlayError(Code.NOT_FOUND, f"no tournament {m.tournament}")
+    await hub.tournaments.follow(conn, m.tournament)
+    # Followed from now on: read it (again) now.
+    conn.send({"type": "tournament", "id": m.tournament, "ref": m.ref})
+
+
+async def _unfollow_tournament(hub: Hub, conn: Connection, m: p.UnfollowTournament) -> None:
+    hub.tournaments.unfollow(conn, m.tournament)
 
 
 async def _open(hub: Hub, conn: Connection, m: p.Open) -> None:
@@ -276,6 +289,8 @@ _HANDLERS: dict[type[p.Message], Callable[[Hub, Connection, Any], Awaitable[None
     p.Ping: _ping,
     p.SubscribeLobby: _subscribe_lobby,
     p.UnsubscribeLobby: _unsubscribe_lobby,
+    p.FollowTournament: _follow_tournament,
+    p.UnfollowTournament: _unfollow_tournament,
     p.Open: _open,
     p.PlayAI: _play_ai,
     p.Sit: _sit,

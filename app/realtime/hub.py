@@ -25,6 +25,7 @@ from app.realtime.connections import (
 )
 from app.realtime.feeds import Feeds
 from app.realtime.lobby import Lobby
+from app.realtime.tournament_followers import TournamentFollowers
 from app.services import attendance, events, messages, presence, sessions, table_chat, tables
 from app.services.errors import Code
 from app.services.live import (
@@ -50,6 +51,7 @@ class Hub:
         self.sweep_seconds = sweep_seconds
         self.feeds = Feeds(live, lambda feed: self.lobby.watchers_changed(feed))
         self.lobby = Lobby(live, self.feeds)
+        self.tournaments = TournamentFollowers(live)
         self.users: dict[int, set[Connection]] = {}
         self.connections: set[Connection] = set()
         self.tokens: dict[str, set[Connection]] = {}  # by the token's hash
@@ -79,7 +81,7 @@ class Hub:
         self._unsubscribe()
         for conn in tuple(self.connections):
             conn.close(CLOSE_NORMAL, "the server is shutting down")
-        tasks = self._tasks + self.feeds.stop()
+        tasks = self._tasks + self.feeds.stop() + self.tournaments.stop()
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -159,6 +161,7 @@ class Hub:
         self.connections.discard(conn)
         WS_CONNECTIONS.dec()
         self.lobby.unsubscribe(conn)
+        self.tournaments.forget(conn)
         # A stopping process's watches end with it: the sweep finds it gone.
         note = not (self._stopping or conn.moving)
         for table_id in tuple(conn.tables):

@@ -53,6 +53,16 @@ class UnsubscribeLobby(Message):
     type: Literal["unsubscribe_lobby"]
 
 
+class FollowTournament(Message):
+    type: Literal["follow_tournament"]
+    tournament: Id
+
+
+class UnfollowTournament(Message):
+    type: Literal["unfollow_tournament"]
+    tournament: Id
+
+
 class Open(Message):
     type: Literal["open"]
     room: Annotated[str, Field(max_length=40), Printable] | Id
@@ -203,6 +213,8 @@ ClientMessage = Annotated[
     Ping
     | SubscribeLobby
     | UnsubscribeLobby
+    | FollowTournament
+    | UnfollowTournament
     | Open
     | PlayAI
     | Sit

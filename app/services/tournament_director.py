@@ -52,31 +52,40 @@ WAVE_GAMES_PER_STEP = 50
 
 async def run(live: LivePlay) -> None:
     """Step the tournaments due every `DIRECTOR_SECONDS`, whatever fails (tried again)."""
+    seen: dict[int, int] = {}
     while True:
         await live.clock.sleep(DIRECTOR_SECONDS)
         try:
-            await step_all(live)
+            await step_all(live, seen)
         except asyncio.CancelledError:
             raise
         except Exception:
             logger.warning("the tournament director's step failed; retrying", exc_info=True)
 
 
-async def step_all(live: LivePlay) -> int:
-    """Step every tournament due; how many changed."""
+async def step_all(live: LivePlay, seen: dict[int, int] | None = None) -> int:
+    """Step every tournament due; how many changed. `seen`: each tournament's ended games as
+    this process last counted them (see `step`)."""
     async with live.db.session() as session:
         due = await stored.due(session, live.clock.now())
     changed = 0
+    seen = {} if seen is None else seen
+    for tournament_id in list(seen):
+        if tournament_id not in due:
+            del seen[tournament_id]
     for tournament_id in due:
         try:
-            changed += await step(live, tournament_id)
+            changed += await step(live, tournament_id, seen)
         except Exception:
             logger.warning("tournament %d's step failed", tournament_id, exc_info=True)
     return changed
 
 
-async def step(live: LivePlay, tournament_id: int) -> bool:
-    """One step of one tournament; whether anything changed."""
+async def step(live: LivePlay, tournament_id: int, seen: dict[int, int] | None = None) -> bool:
+    """One step of one tournament; whether anything changed. Its pages are told
+    (`tournament` on its channel) when it changed, or when more of its games have ended than
+    this process counted in `seen` at its last step (a game ends on any process, by any path:
+    a move, a resignation, a flag, an administrator)."""
     started: Started = []
     async with live.db.session() as session:
         row = await stored.lock(session, tournament_id, wait=False)
@@ -93,9 +102,17 @@ async def step(live: LivePlay, tournament_id: int) -> bool:
                 row.kind
             ]
             changed = await step_kind(live, session, row, now, started) or changed
-        if not changed and not started:
-            return False
-        await session.commit()
+        news = False
+        if seen is not None:
+            ended = await stored.ended_games(session, tournament_id)
+            news = seen.get(tournament_id, ended) != ended
+            seen[tournament_id] = ended
+        if changed or started:
+            await session.commit()
+    if not changed and not started:
+        if news:  # the row's lock is released by now
+            await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+        return False
     for table, lg, events in started:
         await seating.started(live, table, lg, events, tournament_id)
     await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})

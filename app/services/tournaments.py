@@ -229,6 +229,11 @@ async def get(live: LivePlay, tournament_id: int) -> dict[str, Any]:
         return await _view(live, session, row)
 
 
+async def exists(live: LivePlay, tournament_id: int) -> bool:
+    async with live.db.session() as session:
+        return await stored.get(session, tournament_id) is not None
+
+
 async def listing(live: LivePlay) -> dict[str, list[dict[str, Any]]]:
     """Upcoming (soonest first), running, and recently finished (latest first)."""
     async with live.db.session() as session:

@@ -95,8 +95,8 @@ def test_two_players_meet_in_an_arena_and_the_winner_leads(
     expect(ann.get_by_role("button", name="Pause")).to_be_visible()
     expect(ann.locator('.standings tr[data-player="ann"]')).to_be_visible()
 
-    # A visitor's page reads the tournament every 2 s: what it draws the same is kept, so the
-    # focus on Join (or a click on it at that moment) is not lost to a refresh.
+    # A visitor's page reads the tournament again whenever the server says it changed: what it
+    # draws the same is kept, so the focus on Join (or a click on it then) is not lost.
     cy.goto(f"/#/tournaments/{tournament}")
     expect(cy.locator(".standings tbody tr")).to_have_count(1)
     join = cy.get_by_role("button", name="Join", exact=True).element_handle()

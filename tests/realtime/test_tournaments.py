@@ -427,3 +427,66 @@ async def test_an_arena_player_goes_berserk_before_their_first_move(server: Serv
         notice = await next_game(found[0][0])
         await found[0][0].send(type="berserk", game=notice["game"])
         assert "arena" in (await found[0][0].error())["message"]  # not in a Swiss
+
+
+async def test_a_page_following_a_tournament_hears_each_change(server: Served) -> None:
+    """`follow_tournament`: a notice at once, then one for each change: a player joining, a
+    round paired, one game of the round ending while the other plays on (noticed by the
+    director's next step); none after `unfollow_tournament`; no such tournament: `not_found`."""
+    names = ["follow1", "follow2", "follow3", "follow4"]
+    async with (
+        players(server, names) as found,
+        httpx.AsyncClient(base_url=server.url) as http,
+        connect(server.url) as page,  # a visitor, signed out
+    ):
+        made = await create(http, found[0][1], kind="swiss", rounds=2, starts_in=600)
+        tournament = made["id"]
+        await page.send(type="follow_tournament", tournament=tournament, ref="f")
+        assert await page.expect("tournament") == {
+            "type": "tournament",
+            "id": tournament,
+            "ref": "f",
+        }
+        assert (await join(http, found[0][1], tournament)).status_code == 200
+        await page.expect("tournament", id=tournament)
+        for _, token in found[1:]:
+            assert (await join(http, token, tournament)).status_code == 200
+        edited = await http.put(
+            f"/api/tournaments/{tournament}",
+            json={
+                "name": "Club night",
+                "kind": "swiss",
+                "rounds": 2,
+                "clock": {"base": 60, "increment": 0},
+                "starts_in": 0,
+            },
+            headers=bearer(found[0][1]),
+        )
+        assert edited.status_code == 200, edited.text
+        # Paired: the page reads two games in progress.
+        shown = await until(http, tournament, lambda t: len(t["playing"]) == 2, "round 1")
+        first = shown["playing"][0]
+        clients = {client.welcome["user"]["name"]: client for client, _ in found}
+        black = clients[first["black"]]
+        notice = await next_game(black, game=first["id"])
+        while True:  # the notices so far: joins, the edit, the start, the pairing
+            try:
+                await asyncio.wait_for(page.expect("tournament"), 1.5)
+            except TimeoutError:
+                break
+        await black.send(type="resign", game=notice["game"])
+        await black.expect("game_ended", game=notice["game"])
+        await asyncio.wait_for(page.expect("tournament", id=tournament), WAIT_SECONDS)
+        shown = await get(http, tournament)
+        assert [g["id"] for g in shown["playing"]] == [shown["playing"][0]["id"]] != [first["id"]]
+        assert [r["result"] for r in shown["rounds_played"][0] if r["result"] != "*"] == ["0-1"]
+
+        await page.send(type="unfollow_tournament", tournament=tournament)
+        assert (
+            await join(http, await member_token(server.url, "follow5"), tournament)
+        ).status_code == 200
+        with contextlib.suppress(TimeoutError):
+            extra = await asyncio.wait_for(page.expect("tournament"), 2.5)
+            raise AssertionError(f"a notice after unfollowing: {extra}")
+        await page.send(type="follow_tournament", tournament=tournament + 1000)
+        assert (await page.error())["code"] == "not_found"

@@ -3,12 +3,14 @@
 // standings, the games in progress to watch, the rounds played and, once it is over, the podium;
 // its creator and administrators may change it before the start or cancel it.
 //
-// The page reads the tournament again every 2 s while it is open and the tab visible. What is
+// The page follows the tournament over the socket (`follow_tournament`) and reads it again each
+// time the server says it changed (at most once a second), with a slow poll behind. What is
 // drawn the same is kept (dom.js's `redraw`), so a click or the keyboard focus is never lost to a
 // refresh: every handler reads the page's state when it runs.
 
 import { api } from "./api.js";
 import { h, mount, redraw, setTitle, toast } from "./dom.js";
+import { live } from "./live.js";
 import { noteTournament } from "./mytournaments.js";
 import { requireUser, session } from "./session.js";
 import { tournamentForm } from "./tournamentform.js";
@@ -20,6 +22,11 @@ import {
   settingsLine,
 } from "./tournamentwords.js";
 
+// The server tells the page when the tournament changes (`follow_tournament`); it reads it again
+// then, at most once every READ_GAP_MS. A slow poll stays, every POLL_MS while the socket is
+// open and every REFRESH_MS while it is not.
+const READ_GAP_MS = 1000;
+const POLL_MS = 15000;
 const REFRESH_MS = 2000;
 const PLACES = ["1st", "2nd", "3rd"];
 const RESULTS = { "1-0": "1-0", "0-1": "0-1", "1/2-1/2": "½-½" };
@@ -106,9 +113,16 @@ export async function render(main, { id }) {
   }
 
   let polling = false; // a read in flight: a slow server is not asked again meanwhile
+  let again = false; // told of a change during that read: read once more after it
+  let lastRead = 0;
   async function poll(always = false) {
-    if (stopped || polling || (!always && document.visibilityState !== "visible")) return;
+    if (stopped || (!always && document.visibilityState !== "visible")) return;
+    if (polling) {
+      again = again || always;
+      return;
+    }
     polling = true;
+    lastRead = Date.now();
     try {
       await read(() => api.get(`/api/tournaments/${id}`));
     } catch (err) {
@@ -116,8 +130,36 @@ export async function render(main, { id }) {
       // else: the next poll tries again
     } finally {
       polling = false;
+      if (again) {
+        again = false;
+        soon();
+      }
     }
   }
+
+  let readTimer = null;
+  /** A change was announced: read it, no sooner than READ_GAP_MS after the last read. */
+  function soon() {
+    if (stopped || readTimer) return;
+    const wait = Math.max(0, lastRead + READ_GAP_MS - Date.now());
+    readTimer = setTimeout(() => {
+      readTimer = null;
+      poll(true);
+    }, wait);
+  }
+
+  /** The fallback poll: often while the socket is down, seldom while it brings the changes. */
+  function slowPoll() {
+    const every = live.state === "open" ? POLL_MS : REFRESH_MS;
+    if (Date.now() - lastRead >= every - 100) poll();
+  }
+
+  const follow = () =>
+    live.send({ type: "follow_tournament", tournament: id }, (err) => {
+      if (err.code === "not_found") notFound();
+    });
+  const offNotice = live.on("tournament", (message) => message.id === id && soon());
+  const offWelcome = live.on("welcome", follow); // followed again on every (re)connection
 
   async function act(verb) {
     error.textContent = "";
@@ -442,15 +484,21 @@ export async function render(main, { id }) {
 
   const onVisible = () => document.visibilityState === "visible" && poll();
   document.addEventListener("visibilitychange", onVisible);
-  const refresher = setInterval(poll, REFRESH_MS);
+  const refresher = setInterval(slowPoll, REFRESH_MS);
   const ticker = setInterval(tick, 1000);
   // A sign-in or sign-out changes the buttons.
   const unsubscribe = session.subscribe(() => t && !stopped && drawActions());
   setTitle("Tournament");
   clock.textContent = "Loading…";
+  live.ensure();
+  if (live.state === "open") follow();
   await poll(true);
   return () => {
     stopped = true;
+    offNotice();
+    offWelcome();
+    if (live.state === "open") live.send({ type: "unfollow_tournament", tournament: id });
+    clearTimeout(readTimer);
     clearInterval(refresher);
     clearInterval(ticker);
     document.removeEventListener("visibilitychange", onVisible);
