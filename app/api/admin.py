@@ -305,7 +305,9 @@ async def audit_log(
             description="An action (`user.ban`) or a family (`user.`).",
         ),
     ] = None,
-    target_type: Annotated[Literal["room", "table", "game", "user"] | None, Query()] = None,
+    target_type: Annotated[
+        Literal["room", "table", "game", "user", "tournament"] | None, Query()
+    ] = None,
     target_id: Annotated[str | None, Query(max_length=64, pattern=NAME_PATTERN)] = None,
     since: Annotated[
         datetime | None, Query(description="At or after (ISO 8601)."), ISO_DATETIME

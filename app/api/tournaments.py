@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.deps import CurrentUser, LiveDep, SessionDep
 from app.api.errors import ErrorBody
 from app.api.params import DIGITS
+from app.api.schemas.admin import OptionalReason
 from app.api.schemas.common import Clock
 from app.db.models import MAX_ID
 from app.services import tournament_settings as limits
@@ -168,10 +169,25 @@ async def edit(
     )
 
 
+class TournamentCancel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: OptionalReason = None  # why: shown on its page (and in the audit log)
+
+
 @router.post("/{tournament_id}/cancel", responses=ERRORS)
-async def cancel(tournament_id: TournamentId, user: MemberDep, live: LiveDep) -> TournamentPublic:
-    """Cancel it (its creator, or an administrator); games in progress play on."""
-    return TournamentPublic.model_validate(await tournaments.cancel(live, user, tournament_id))
+async def cancel(
+    tournament_id: TournamentId,
+    user: MemberDep,
+    live: LiveDep,
+    body: TournamentCancel | None = None,
+) -> TournamentPublic:
+    """Cancel it (its creator, or an administrator), with a reason if given; games in
+    progress play on. An administrator's creating, changing and cancelling are audited."""
+    reason = body.reason.strip() or None if body is not None and body.reason else None
+    return TournamentPublic.model_validate(
+        await tournaments.cancel(live, user, tournament_id, reason)
+    )
 
 
 @router.post("/{tournament_id}/join", responses=ERRORS)

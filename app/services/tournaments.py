@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.db import audit
 from app.db import ratings as stored_ratings
 from app.db import tournaments as stored
 from app.db.models import Tournament, TournamentPlayer
@@ -69,6 +70,11 @@ async def create(live: LivePlay, user: Member, settings: Settings) -> dict[str, 
         row = await stored.create(
             session, **_columns(s, now), created_by=user.id, created_at=now, status=stored.CREATED
         )
+        if admin:  # an administrator's tournament (a recurring one, say): audited
+            details = {"name": row.name, "kind": row.kind, "every_minutes": row.every_minutes}
+            audit.add_entry(
+                session, user.id, "tournament.create", "tournament", row.id, None, details
+            )
         view = await _view(live, session, row)
         await session.commit()
     return view
@@ -115,22 +121,37 @@ async def edit(
             raise PlayError(Code.CONFLICT, "a tournament is changed only before it starts")
         if s.every_minutes is not None and not user.admin:
             raise PlayError(Code.FORBIDDEN, "only administrators schedule recurring tournaments")
+        before = {key: getattr(row, key) for key in ("name", "starts_at")}
         for key, value in _columns(s, live.clock.now()).items():
             setattr(row, key, value)
+        if user.admin:  # an administrator's change: audited
+            details = {"name": before["name"], "starts_at": before["starts_at"].isoformat()}
+            audit.add_entry(
+                session, user.id, "tournament.edit", "tournament", row.id, None, details
+            )
         view = await _view(live, session, row)
         await session.commit()
     await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
     return view
 
 
-async def cancel(live: LivePlay, user: Member, tournament_id: int) -> dict[str, Any]:
-    """Cancel a tournament before it ends; games in progress play on, unscored by it."""
+async def cancel(
+    live: LivePlay, user: Member, tournament_id: int, reason: str | None = None
+) -> dict[str, Any]:
+    """Cancel a tournament before it ends, saying why if one likes (shown on its page); games in
+    progress play on, unscored by it. An administrator's cancelling is in the audit log."""
     async with live.db.session() as session:
         row = await _mine_to_change(live, session, user, tournament_id)
         if row.status in (stored.FINISHED, stored.CANCELLED):
             raise PlayError(Code.CONFLICT, f"tournament {tournament_id} is already over")
         row.status, row.finished_at = stored.CANCELLED, live.clock.now()
         row.every_minutes = None
+        row.cancel_reason = reason
+        if user.admin:
+            details = {"name": row.name}
+            audit.add_entry(
+                session, user.id, "tournament.cancel", "tournament", row.id, reason, details
+            )
         view = await _view(live, session, row)
         await session.commit()
     await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
@@ -286,6 +307,7 @@ def summary(row: Tournament, now: float) -> dict[str, Any]:
         "draw_after_move": row.draw_after_move,
         "created_by": row.created_by,
         "finished_at": unix_ms(as_unix(row.finished_at)) if row.finished_at else None,
+        "cancel_reason": row.cancel_reason,
     }
 
 

@@ -275,14 +275,21 @@ def test_an_administrator_schedules_a_recurring_arena_and_cancels_it(
     root.get_by_role("link", name="Admin").click()
     row = section.locator("tr", has_text="Hourly bullet")
     row.get_by_role("button", name="Cancel tournament Hourly bullet").click()
+    row.get_by_label("Reason for cancelling Hourly bullet").fill("club closed today")
     row.get_by_role("button", name="Confirm cancelling Hourly bullet").click()
     expect(row).to_have_count(0)
     expect(section).to_contain_text("No tournament is scheduled or running.")
+    # The audit log has it, with the reason; the tournament's page says why.
+    audit = root.locator('[data-section="admin-audit"]')
+    expect(audit).to_contain_text("tournament.cancel")
+    expect(audit).to_contain_text("club closed today")
 
     # The list keeps it among the finished ones, as cancelled; nothing else was scheduled.
     root.get_by_role("link", name="Tournaments").click()
     expect(root.locator('[data-section="finished"]')).to_contain_text("Hourly bullet")
     expect(root.locator('[data-section="finished"]')).to_contain_text("cancelled")
     expect(root.locator('[data-section="upcoming"]')).to_contain_text("No tournament is scheduled.")
+    root.locator('[data-section="finished"]').get_by_role("link", name="Hourly bullet").click()
+    expect(root.get_by_role("timer")).to_have_text("Cancelled: club closed today")
     assert person.errors == []
     person.context.close()

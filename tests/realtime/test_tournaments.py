@@ -151,9 +151,15 @@ async def test_joining_withdrawing_and_cancelling_are_refused_when_they_make_no_
             headers=bearer(owner),
         )
         assert edited.status_code == 200 and edited.json()["name"] == "Renamed"
-        assert ok(await http.post(f"{path}/cancel", headers=bearer(owner)))["status"] == (
-            "cancelled"
+        too_long = await http.post(
+            f"{path}/cancel", json={"reason": "x" * 201}, headers=bearer(owner)
         )
+        assert too_long.status_code == 422  # nothing changed
+        cancelled = ok(
+            await http.post(f"{path}/cancel", json={"reason": "  rain  "}, headers=bearer(owner))
+        )
+        assert (cancelled["status"], cancelled["cancel_reason"]) == ("cancelled", "rain")
+        assert (await get(http, rated["id"]))["cancel_reason"] == "rain"
         late = await join(http, owner, rated["id"])
         assert (late.status_code, late.json()["error"]) == (409, "conflict")
         # A player may create a few at a time, not more.
@@ -345,6 +351,15 @@ async def test_an_administrator_schedules_a_recurring_arena(server: Served) -> N
         listed = ok(await admin.get("/api/tournaments"))
         nxt = [t for t in listed["upcoming"] if t["name"] == "Hourly blitz"]
         assert len(nxt) == 1 and nxt[0]["starts_at"] - made["starts_at"] == 3_600_000
+        # The administrator's creating and cancelling are audited, with the reason.
+        cancelled = ok(
+            await admin.post(f"/api/tournaments/{nxt[0]['id']}/cancel", json={"reason": "holiday"})
+        )
+        assert cancelled["cancel_reason"] == "holiday"
+        entries = ok(await admin.get("/api/admin/audit", params={"target_type": "tournament"}))
+        found = [(e["action"], e["target_id"], e["note"]) for e in entries["data"]]
+        assert ("tournament.create", str(made["id"]), None) in found
+        assert ("tournament.cancel", str(nxt[0]["id"]), "holiday") in found
 
 
 async def test_a_swiss_carries_on_after_its_server_is_killed(db_url: str, tmp_path: Path) -> None:

@@ -331,7 +331,7 @@ class AuditEntryPublic(BaseModel):
         description="room.create, room.rename, room.configure, room.close, table.close, "
         "game.adjudicate, game.abort, user.kick, user.ban, user.unban."
     )
-    target_type: str = Field(description="room, table, game or user.")
+    target_type: str = Field(description="room, table, game, user or tournament.")
     target_id: str | None
     target_name: str | None = Field(
         description="The user's name for a user, the room's for a room; null for other targets."

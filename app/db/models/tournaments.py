@@ -44,6 +44,7 @@ class Tournament(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    cancel_reason: Mapped[str | None] = mapped_column(String(200))  # as its canceller said
 
     __table_args__ = (
         # What the director looks at every second: the tournaments not over, by start.

@@ -1,7 +1,7 @@
 // The admin page (`/api/admin`): server status, rooms, tables, tournaments (schedule, cancel),
 // users (kick, ban, unban) and the audit log. Every action on rooms, tables and users asks for a
 // reason, which the server writes to the audit log and shows to the people it affects; cancelling
-// a tournament (`/api/tournaments`, which takes no reason) asks for a confirmation.
+// a tournament (`/api/tournaments`, whose reason is optional) asks for a confirmation.
 
 import { api, query } from "./api.js";
 import { formatDate, formatTimeControl, h, mount, setTitle, toast } from "./dom.js";
@@ -298,10 +298,16 @@ export async function render(main) {
                     h(
                       "div",
                       { class: "toolbar" },
+                      h("input", {
+                        name: "cancel-reason",
+                        maxlength: "200",
+                        placeholder: "Why (optional)",
+                        "aria-label": `Reason for cancelling ${t.name}`,
+                      }),
                       button(
                         "Confirm cancelling",
                         `Confirm cancelling ${t.name}`,
-                        () => cancelTournament(t),
+                        () => cancelTournament(t, actions.querySelector("input").value.trim()),
                         "danger",
                       ),
                       button("Keep it", `Keep ${t.name}`, () => mount(actions, cancelButton)),
@@ -328,14 +334,14 @@ export async function render(main) {
       );
     });
 
-  async function cancelTournament(t) {
+  async function cancelTournament(t, reason) {
     try {
-      await api.post(`/api/tournaments/${t.id}/cancel`);
+      await api.post(`/api/tournaments/${t.id}/cancel`, reason ? { reason } : {});
       toast(`${t.name}: cancelled`);
     } catch (error) {
       toast(`Cancel ${t.name}: ${error.message}`, "error");
     }
-    await loadTournaments();
+    await Promise.all([loadTournaments(), loadAudit()]);
   }
 
   function newTournamentForm() {

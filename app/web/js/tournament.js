@@ -176,8 +176,15 @@ export async function render(main, { id }) {
   }
 
   async function cancel() {
+    const field = actions.querySelector("input[name=cancel-reason]");
+    const reason = field ? field.value.trim() : "";
     confirming = false;
-    await act("cancel");
+    error.textContent = "";
+    try {
+      await read(() => api.post(`/api/tournaments/${id}/cancel`, reason ? { reason } : {}));
+    } catch (err) {
+      error.textContent = refusal(err);
+    }
     toast(t && t.status === "cancelled" ? "The tournament is cancelled." : "Not cancelled.");
   }
 
@@ -278,6 +285,13 @@ export async function render(main, { id }) {
           h("span", {
             class: "notice",
             text: "Cancel this tournament? Games in progress play on.",
+          }),
+          // Drawn anew the same each time: `redraw` keeps the one typed in.
+          h("input", {
+            name: "cancel-reason",
+            maxlength: "200",
+            placeholder: "Why (shown on this page)",
+            "aria-label": "Reason for cancelling",
           }),
           button("Confirm cancelling", cancel, "danger"),
           button("Keep it", () => {

@@ -100,7 +100,7 @@ export class TournamentTimes {
       const left = this.untilStart(t);
       return left > 0 ? `starts in ${countdownText(left)}` : "starting…";
     }
-    if (t.status === "cancelled") return "cancelled";
+    if (t.status === "cancelled") return t.cancel_reason ? `cancelled: ${t.cancel_reason}` : "cancelled";
     if (t.status === "finished") return "finished";
     if (t.kind === "arena") {
       const left = (t.ends_at || 0) - serverNow();
