@@ -256,9 +256,17 @@ async def add_points(
 
 
 async def of_game(db: Executor, game_id: int) -> Any | None:
-    """A tournament game's tournament: (id, kind, name, draw after move) or None."""
+    """A tournament game's tournament: (id, kind, name, draw after move, the game's round and
+    ballot opening) or None."""
     query = (
-        select(Tournament.id, Tournament.kind, Tournament.name, Tournament.draw_after_move)
+        select(
+            Tournament.id,
+            Tournament.kind,
+            Tournament.name,
+            Tournament.draw_after_move,
+            Game.tournament_round,
+            Game.opening,
+        )
         .join(Game, Game.tournament_id == Tournament.id)
         .where(Game.id == game_id)
     )

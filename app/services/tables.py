@@ -82,7 +82,13 @@ async def snapshot(
         "game": game,
         # The tournament its latest game is played in: the page links back to it.
         "tournament": (
-            {"id": played_in.id, "name": played_in.name, "kind": played_in.kind}
+            {
+                "id": played_in.id,
+                "name": played_in.name,
+                "kind": played_in.kind,
+                "round": played_in.tournament_round,
+                "opening": played_in.opening,
+            }
             if played_in is not None
             else None
         ),

@@ -2,10 +2,11 @@
 its words first), two players join it and each pairing takes them to their table at once, with
 the game's start sound, the table's link back and its Berserk button; the tournament's page,
 refreshed without losing the focus, shows the winner first and the next game to watch, the list
-shows it under Running; a round robin's creator brings its start forward, and once its round is
-played it shows its podium, its round's result and its tie-break columns; an administrator
-schedules a recurring one from the admin page, sees it count down, changes it before the start
-and cancels it."""
+shows it under Running; a Swiss's form sets its draw rule, and its ballot match plays one
+opening with each colour, named at the table; a round robin's creator brings its start forward,
+and once its round is played it shows its podium, its round's result and its tie-break columns;
+an administrator schedules a recurring one from the admin page, sees it count down, changes it
+before the start and cancels it."""
 
 from __future__ import annotations
 
@@ -234,6 +235,79 @@ def test_a_round_robin_started_early_by_its_creator_ends_on_a_podium(
     dee.get_by_role("link", name="All its games in the archive").click()
     expect(dee.locator(".games-list tbody tr")).to_have_count(1)
     expect(dee.locator(".games-list tbody tr")).to_contain_text(winner)
+    for person in people:
+        assert person.errors == []
+        person.context.close()
+
+
+def test_a_swiss_ballot_match_plays_both_colours_of_one_opening(
+    browser: Browser, server_url: str
+) -> None:
+    people = [arrive(browser, server_url) for _ in range(2)]
+    fay, gil = (person.page for person in people)
+    register(fay, "fay")
+    register(gil, "gil")
+    fay.get_by_role("link", name="Tournaments").click()
+    form = fay.get_by_role("form", name="Create a tournament")
+    form.get_by_label("Kind").select_option("swiss")
+    # A Swiss refuses draw offers before move 30 unless its creator says otherwise.
+    expect(form.get_by_label("No draw offers before move")).to_have_value("30")
+    form.get_by_label("No draw offers before move").fill("20")
+    form.get_by_label("Name").fill("Ballot night")
+    form.get_by_label("Rounds").fill("1")
+    form.get_by_label("Openings").select_option("3-move")
+    form.get_by_label("Starts in (minutes)").fill("10")
+    form.get_by_role("button", name="Create tournament").click()
+    expect(fay.get_by_role("heading", name="Ballot night")).to_be_visible()
+    expect(
+        fay.get_by_text(re.compile(r"^Swiss · English draughts · 3\+2 · casual · 3-move ballot"))
+    )
+    fay.get_by_role("button", name="Join", exact=True).click()
+    gil.goto(fay.url)
+    gil.get_by_role("button", name="Join", exact=True).click()
+    expect(gil.locator(".standings tbody tr")).to_have_count(2)
+    fay.get_by_role("button", name="Edit").click()
+    edit = fay.get_by_role("form", name="Change the tournament")
+    expect(edit.get_by_label("No draw offers before move")).to_have_value("20")
+    edit.get_by_label("Starts in (minutes)").fill("0")
+    edit.get_by_role("button", name="Save changes").click()
+
+    # The first game of the match, from the drawn opening: the table names it and the round.
+    table = table_of(fay)
+    assert table_of(gil) == table
+    black, white = by_colour(fay, gil)
+    link = black.get_by_role("link", name="Swiss: Ballot night, round 1")
+    expect(link).to_have_attribute("href", re.compile(r"#/tournaments/\d+$"))
+    opening = black.locator(".page h1 + p").inner_text().split(" · ")[-2]
+    assert opening and "start" not in opening, opening
+    # The game starts after the ballot's three moves: White is to move. Too early to offer
+    # a draw here.
+    mover = white
+    expect(mover.locator(".player-bar.bottom .turn")).to_have_text("your move")
+    mover.get_by_role("button", name="Offer draw").click()
+    expect(mover.locator(".game-error")).to_contain_text("before move 20")
+    mover.get_by_role("button", name="Resign").click()
+    mover.get_by_role("button", name="Confirm resignation").click()
+
+    # The second game, colours reversed, on the same opening.
+    expect(fay).not_to_have_url(re.compile(rf"#/table/{table}$"))
+    second = table_of(fay)
+    assert table_of(gil) == second
+    black2, white2 = by_colour(fay, gil)
+    assert (black2, white2) == (white, black)
+    expect(black2.locator(".page h1 + p")).to_contain_text(opening)
+    white2.get_by_role("button", name="Resign").click()
+    white2.get_by_role("button", name="Confirm resignation").click()
+
+    # One round, two games, one each: the match is drawn 1–1, and the round shows both games.
+    fay.get_by_role("link", name="Tournaments").click()
+    fay.locator('[data-section="finished"]').get_by_role("link", name="Ballot night").click()
+    expect(fay.get_by_role("timer")).to_have_text("Finished")
+    games = fay.locator('.round[data-round="1"] li')
+    expect(games).to_have_count(2)
+    expect(games.first).to_contain_text(f"game 1 of 2, {opening}")
+    expect(games.nth(1)).to_contain_text(f"game 2 of 2, {opening}")
+    expect(fay.locator(".standings tbody .score")).to_have_text(["1", "1"])
     for person in people:
         assert person.errors == []
         person.context.close()

@@ -422,7 +422,10 @@ async def test_an_arena_player_goes_berserk_before_their_first_move(server: Serv
         # A snapshot of the table names its tournament and who went berserk.
         await white.send(type="watch", table=notices[0]["table"])
         seen = await white.expect("table")
-        assert seen["tournament"] == {"id": made["id"], "name": made["name"], "kind": "arena"}
+        assert seen["tournament"] == {"id": made["id"], "name": made["name"], "kind": "arena"} | {
+            "round": None,
+            "opening": None,
+        }
         assert seen["game"]["berserk"] == {"black": True, "white": False}
         for ply, mover, move in ((0, black, "11-15"), (1, white, "22-18"), (2, black, "15x22")):
             await mover.send(type="move", game=game, move=move, ply=ply)

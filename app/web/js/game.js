@@ -740,7 +740,9 @@ export function render(main, params, search) {
     title.textContent = `Table ${table.id}`;
     const bits = [variantName(table.variant), clock, table.rated ? "rated" : "casual"];
     if (table.private) bits.push("private");
-    if (table.start_fen) bits.push(`start ${table.start_fen}`);
+    // A ballot game names its opening; another game from a position shows the position.
+    if (tournament && tournament.opening) bits.push(tournament.opening);
+    else if (table.start_fen) bits.push(`start ${table.start_fen}`);
     if (typeof table.spectators === "number")
       bits.push(table.spectators === 1 ? "1 spectator" : `${table.spectators} spectators`);
     subtitle.textContent = bits.join(" · ");
@@ -752,7 +754,7 @@ export function render(main, params, search) {
         h("a", {
           href: `#/tournaments/${tournament.id}`,
           dataset: { tournament: String(tournament.id) },
-          text: `${kindName(tournament.kind)}: ${tournament.name}`,
+          text: `${kindName(tournament.kind)}: ${tournament.name}${tournament.round ? `, round ${tournament.round}` : ""}`,
         }),
       );
     const code = table.invite || invite;

@@ -107,6 +107,20 @@ export function tournamentForm({
     step: "1",
     value: t && t.max_players ? String(t.max_players) : "",
   });
+  // Draw offers are refused before this move: 30 in a Swiss unless changed, else any time.
+  const drawDefault = () => (kind.value === "swiss" ? "30" : "0");
+  let drawTouched = Boolean(t);
+  const drawAfter = h("input", {
+    name: "draw_after_move",
+    type: "number",
+    min: "0",
+    max: "200",
+    step: "1",
+    value: t ? String(t.draw_after_move ?? 0) : drawDefault(),
+    onInput: () => {
+      drawTouched = true;
+    },
+  });
   const every = h("input", {
     name: "every_minutes",
     type: "number",
@@ -128,6 +142,9 @@ export function tournamentForm({
     fields.ballot.hidden = kind.value === "arena" || variant.value !== "english";
   };
   kind.addEventListener("change", showFields);
+  kind.addEventListener("change", () => {
+    if (!drawTouched) drawAfter.value = drawDefault();
+  });
   variant.addEventListener("change", showFields);
   showFields();
 
@@ -154,8 +171,7 @@ export function tournamentForm({
       max_players: numberOrNull(most),
     };
     if (admin) payload.every_minutes = numberOrNull(every);
-    // A Swiss's draw rule is kept as it was set (the form does not offer it).
-    if (t && t.kind === kind.value) payload.draw_after_move = t.draw_after_move;
+    payload.draw_after_move = Number(drawAfter.value || 0);
     return payload;
   }
 
@@ -197,6 +213,7 @@ export function tournamentForm({
       fields.rounds,
       fields.ballot,
       h("label", {}, "Most players (empty: no limit)", most),
+      h("label", {}, "No draw offers before move (0: any time)", drawAfter),
       admin ? h("label", {}, "Repeat every (minutes; empty: once)", every) : null,
     ),
     h(
