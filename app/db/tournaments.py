@@ -125,6 +125,15 @@ async def count_players(db: Executor, tournament_ids: Sequence[int]) -> dict[int
     return {tournament_id: counts.get(tournament_id, 0) for tournament_id in tournament_ids}
 
 
+async def pause(db: Executor, tournament_id: int, user_id: int) -> None:
+    """An arena player set aside (as a withdrawal): not paired until they join again."""
+    await db.execute(
+        update(TournamentPlayer)
+        .where(TournamentPlayer.tournament_id == tournament_id, TournamentPlayer.user_id == user_id)
+        .values(active=False, waiting_since=None)
+    )
+
+
 async def ended_games(db: Executor, tournament_id: int) -> int:
     """How many of the tournament's games have ended."""
     query = select(func.count()).where(

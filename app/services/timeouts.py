@@ -1,11 +1,15 @@
-"""The time-out rule and the timers that apply it: a first move overdue aborts the game, a
-running clock out of time loses it."""
+"""The time-out rule and the timers that apply it: a first move overdue aborts the game (a
+tournament game: the side that did not move loses it), a running clock out of time loses it."""
 
 from __future__ import annotations
 
 import logging
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db import games as stored_games
+from app.db import tournaments as stored_tournaments
+from app.db.models import Game as GameRow
 from app.rules import Color, Outcome, Termination
 from app.services import endings
 from app.services.clocks import GameClock
@@ -89,8 +93,17 @@ async def flag(live: LivePlay, game_id: int) -> bool:
                     elif lg is not None:
                         arm(live, lg)
                     return False
+                reason = None
+                if ending.termination is Termination.ABORTED and row.tournament_id is not None:
+                    ending, reason = await _no_start(session, row)
                 stored = await endings.store_ending(
-                    live, session, game_id, ending.result(), ending.termination, row=row
+                    live,
+                    session,
+                    game_id,
+                    ending.result(),
+                    ending.termination,
+                    row=row,
+                    reason=reason,
                 )
                 assert stored is not None
                 await session.commit()
@@ -99,6 +112,20 @@ async def flag(live: LivePlay, game_id: int) -> bool:
             return False
     await endings.after(live, game_id, stored)
     return True
+
+
+async def _no_start(session: AsyncSession, row: GameRow) -> tuple[Outcome, str]:
+    """A tournament game whose side to move did not make its first move in time is theirs to
+    lose, not aborted, so that a no-show does not hold up a pairing for nothing (lila's "no
+    start"); an arena pauses them, as leaving it would (they join again to play on)."""
+    absent = turn_of(row)
+    found = await stored_tournaments.of_game(session, row.id)
+    if found is not None and found.kind == "arena":
+        user_id = row.black_id if absent is Color.BLACK else row.white_id
+        if user_id is not None:
+            await stored_tournaments.pause(session, found.id, user_id)
+    reason = f"{absent.value.capitalize()} did not make a first move in time"
+    return Outcome(Termination.TIMEOUT, absent.other), reason
 
 
 async def flag_due(live: LivePlay) -> int:

@@ -508,3 +508,35 @@ async def test_a_page_following_a_tournament_hears_each_change(server: Served) -
             raise AssertionError(f"a notice after unfollowing: {extra}")
         await page.send(type="follow_tournament", tournament=tournament + 1000)
         assert (await page.error())["code"] == "not_found"
+
+
+async def test_a_tournament_game_nobody_starts_is_lost_by_the_side_to_move(server: Served) -> None:
+    """A first move not made in time: an ordinary game is aborted, a tournament game is lost by
+    the side to move (it scores for the opponent), and an arena pauses that player."""
+    async with (
+        players(server, ["nostart1", "nostart2"]) as found,
+        httpx.AsyncClient(base_url=server.url) as http,
+    ):
+        made = await create(http, found[0][1], kind="arena", minutes=30, starts_in=0)
+        for _, token in found:
+            assert (await join(http, token, made["id"])).status_code == 200
+        notices = [await next_game(client) for client, _ in found]
+        black = found[0] if notices[0]["colour"] == "black" else found[1]
+        white = found[1] if black is found[0] else found[0]
+        game = notices[0]["game"]
+        ended = await white[0].expect_advancing(server.clock, 5.0, "game_ended", game=game)
+        assert (ended["termination"], ended["winner"], ended["result"]) == (
+            "timeout",
+            "white",
+            "0-1",
+        )
+        assert ended["reason"] == "Black did not make a first move in time"
+        shown = await until(
+            http, made["id"], lambda t: any(r["score"] for r in t["standings"]), "scored"
+        )
+        rows = {row["name"]: row for row in shown["standings"]}
+        white_name, black_name = (p[0].welcome["user"]["name"] for p in (white, black))
+        assert (rows[white_name]["score"], rows[black_name]["score"]) == (2, 0)
+        assert (rows[white_name]["active"], rows[black_name]["active"]) == (True, False)
+        # Paused, not out: joining again brings them back.
+        assert (await join(http, black[1], made["id"])).status_code == 200
