@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "app.commands.server",
     "app.commands.archive",
     "app.commands.engine",
+    "app.commands.analysis",
 )
 
 

@@ -84,6 +84,15 @@ class Settings(BaseSettings):
     ai_games_per_user: PositiveInt = 2
     ai_games_per_address: PositiveInt = 4
 
+    # Game analysis (docs/analysis.md): processes running analyses, per server process, at the
+    # lowest priority (live play and the computer's moves come first); the search's budget per
+    # position; analyses asked for per user and per client address in a day (one at a time
+    # per user).
+    analysis_workers: Annotated[int, Field(ge=0, le=16)] = 1
+    analysis_nodes: Annotated[int, Field(ge=1_000, le=5_000_000)] = 100_000
+    analyses_per_day: PositiveInt = 20
+    analyses_per_address_per_day: PositiveInt = 50
+
     # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
     # login_max_failures, in login_window_seconds, above).
     login_address_max_failures: PositiveInt = 20  # per address across names, per window

@@ -19,6 +19,7 @@ from app.api import (
     admin,
     admin_users,
     ai,
+    analysis,
     auth,
     bot,
     challenges,
@@ -190,6 +191,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     app.include_router(account.router)
     app.include_router(pools.router)
     app.include_router(tournaments.router)
+    app.include_router(analysis.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

@@ -145,6 +145,18 @@ def test_the_engine_imports_only_the_rules() -> None:
     assert {module: names for module, names in wrong.items() if names} == {}
 
 
+def test_the_analysis_imports_only_the_rules_and_the_engine() -> None:
+    wrong = {
+        module: sorted(
+            name
+            for name in names
+            if not name.startswith(("app.rules", "app.engine", "app.analysis"))
+        )
+        for module, names in imports_of("analysis").items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}
+
+
 # --- the live layer: one way, typed, never reading its own JSON back ------------------------
 
 # Where text that crossed a process boundary (the log, the broker) is read: each table event

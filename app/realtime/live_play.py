@@ -24,6 +24,7 @@ from app.services import (
     retention,
     tournament_director,
 )
+from app.services.analysis import AnalysisRunner
 from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
 
@@ -67,6 +68,8 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     pairer = asyncio.create_task(pairing.run(live), name="pairing")
     pruner = asyncio.create_task(retention.run(live), name="log-pruning")
     director = asyncio.create_task(tournament_director.run(live), name="tournaments")
+    analyses = app.state.analyses = AnalysisRunner(live, app.state.settings.analysis_workers)
+    analyses.start()
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
     # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
@@ -86,6 +89,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await analyses.stop()
         try:
             # Users connected here stay present until the others' sweep (or this server's
             # next start) finds this process stopped: those who come back elsewhere within

@@ -1,8 +1,9 @@
 """SQLAlchemy models: the whole schema, mirrored by the alembic migrations (a test compares
 them). `base` holds the declarative base and the id limits; `people`, `play`, `ratings` and
-`tournaments` the tables of accounts, of play, of ratings and of tournaments. Importing this
-package registers them all."""
+`tournaments` the tables of accounts, of play, of ratings and of tournaments; `analysis` the
+games' analyses. Importing this package registers them all."""
 
+from app.db.models.analysis import GameAnalysis
 from app.db.models.base import MAX_EVENT_SEQ, MAX_ID, NAMING_CONVENTION, Base, BigId
 from app.db.models.people import (
     AccountAddress,
@@ -30,6 +31,7 @@ __all__ = [
     "BigId",
     "Challenge",
     "Game",
+    "GameAnalysis",
     "GameTable",
     "Move",
     "Presence",

@@ -12,6 +12,8 @@ import { FILES, movePath, parseFen, rowColToSquare, squareToRowCol } from "./not
 import { BOARD_THEMES, PIECE_THEMES, prefs } from "./prefs.js";
 
 const DRAG_THRESHOLD_PX = 5;
+const SVG_NS = "http://www.w3.org/2000/svg";
+let arrowIds = 0; // each board's arrow head has an id of its own
 /** A move slides, and the men it takes fade, within this time. */
 export const MOVE_ANIMATION_MS = 180;
 
@@ -41,6 +43,7 @@ export class Board {
       premoving: false, // the legal moves on offer are premoves (the opponent is to move)
       premove: null, // the premove waiting for the opponent's move: marked on its squares
       pending: null, // a move sent and not acknowledged yet: shown made, marked pending
+      arrow: null, // a move drawn as an arrow over the board (the analysis's best move)
       // "numbers" (square numbers 1–32, the checkers convention) or "coordinates" (a–h, 1–8).
       labels: prefs.labels,
     };
@@ -53,10 +56,15 @@ export class Board {
     this.drag = null;
     this.suppressClick = false;
     this.cells = new Map();
+    this.arrowId = ++arrowIds;
     this.displayed = new Map(); // the pieces drawn: the position, with a pending move made
     this.element = h("div", { class: "board", role: "group", "aria-label": label });
     this.grid = h("div", { class: "board-grid" });
-    this.element.append(this.grid);
+    this.arrowLayer = document.createElementNS(SVG_NS, "svg");
+    this.arrowLayer.setAttribute("class", "board-arrow");
+    this.arrowLayer.setAttribute("viewBox", "0 0 8 8");
+    this.arrowLayer.setAttribute("aria-hidden", "true");
+    this.element.append(this.grid, this.arrowLayer);
     this.buildCells();
     this.grid.addEventListener("keydown", (event) => this.onKeyDown(event));
     this.grid.addEventListener("pointerdown", (event) => this.onPointerDown(event));
@@ -210,7 +218,43 @@ export class Board {
     this.grid.replaceChildren(...children);
   }
 
+  /** The arrow of `state.arrow` (a move's text), from square to square along its path. */
+  drawArrow() {
+    const path = this.state.arrow ? movePath(this.state.arrow) : [];
+    this.arrowLayer.replaceChildren();
+    this.element.dataset.arrow = this.state.arrow || "";
+    if (path.length < 2) return;
+    const flipped = this.state.flipped;
+    const point = (square) => {
+      const { row, col } = squareToRowCol(square);
+      const x = (flipped ? 7 - col : col) + 0.5;
+      const y = (flipped ? 7 - row : row) + 0.5;
+      return `${x},${y}`;
+    };
+    const marker = document.createElementNS(SVG_NS, "marker");
+    marker.setAttribute("id", `arrow-head-${this.arrowId}`);
+    for (const [key, value] of Object.entries({
+      viewBox: "0 0 4 4",
+      refX: "2",
+      refY: "2",
+      markerWidth: "3",
+      markerHeight: "3",
+      orient: "auto",
+    }))
+      marker.setAttribute(key, value);
+    const head = document.createElementNS(SVG_NS, "path");
+    head.setAttribute("d", "M0,0 L4,2 L0,4 z");
+    marker.append(head);
+    const defs = document.createElementNS(SVG_NS, "defs");
+    defs.append(marker);
+    const line = document.createElementNS(SVG_NS, "polyline");
+    line.setAttribute("points", path.map(point).join(" "));
+    line.setAttribute("marker-end", `url(#arrow-head-${this.arrowId})`);
+    this.arrowLayer.append(defs, line);
+  }
+
   render() {
+    this.drawArrow();
     const { lastMove, interactive, labels, premove, pending, premoving } = this.state;
     const pieces = this.shownPieces();
     this.displayed = pieces;

@@ -3,15 +3,25 @@
 import { formatClock, h, mount } from "./dom.js";
 import { moveRows } from "./notation.js";
 
+export const MARK_SYMBOLS = { inaccuracy: "?!", mistake: "?", blunder: "??" };
+
 /**
  * A numbered move list. With `onPick(ply)` each move is a button that jumps to that ply;
  * `current` marks the ply on the board; `clocks[i]` (ms, or null) is the mover's time left after
- * ply i + 1. The list scrolls inside its own box, never the page.
+ * ply i + 1; `marks[i]` (or null) the analysis's label of ply i + 1 ("inaccuracy", "mistake",
+ * "blunder"), shown as ?!, ? or ?? after the move. The list scrolls inside its own box, never
+ * the page.
  */
 export function renderMoveList(
   list,
-  { moves, startTurn = "black", current = null, onPick = null, clocks = null },
+  { moves, startTurn = "black", current = null, onPick = null, clocks = null, marks = null },
 ) {
+  const markOf = (entry) => {
+    const label = marks && marks[entry.ply - 1];
+    return label
+      ? h("span", { class: `move-mark ${label}`, title: label, text: MARK_SYMBOLS[label] })
+      : null;
+  };
   const clockOf = (entry) => {
     const ms = clocks && clocks[entry.ply - 1];
     return typeof ms === "number"
@@ -29,6 +39,7 @@ export function renderMoveList(
       });
     }
     const clock = clockOf(entry);
+    const mark = markOf(entry);
     return h(
       "button",
       {
@@ -37,10 +48,11 @@ export function renderMoveList(
         // One move is reached by Tab (the current one, or the first at the start position).
         tabindex: entry.ply === (current || 1) ? "0" : "-1",
         "aria-current": entry.ply === current ? "step" : false,
-        "aria-label": `move ${entry.ply}: ${entry.text}${clock ? `, ${clock.textContent} left` : ""}`,
+        "aria-label": `move ${entry.ply}: ${entry.text}${mark ? `, ${mark.title}` : ""}${clock ? `, ${clock.textContent} left` : ""}`,
         onClick: () => onPick(entry.ply),
       },
       h("span", { class: "move-text", text: entry.text }),
+      mark,
       clock,
     );
   };

@@ -4,6 +4,7 @@
 // server (`?positions=true`). A game of a private table is its players' (the token goes with
 // every request) or opened by the table's invite code (`#/games/31?invite=CODE`).
 
+import { analysisPanel } from "./analysis.js";
 import { api, getToken, query } from "./api.js";
 import { Board, labelsSwitch } from "./board.js";
 import { gameClockText, ratedSide } from "./archive.js";
@@ -49,6 +50,13 @@ export async function render(main, { game: id }, search) {
     user && game.black === user.name ? "black" : user && game.white === user.name ? "white" : null;
 
   const board = new Board({ label: `Game ${id} replay board` });
+  const analysis = analysisPanel({
+    gameId: id,
+    invite,
+    status: game.status,
+    onChange: () => go(ply, false),
+    onPick: (target) => go(target),
+  });
   board.set({ flipped: viewerColour === "black" });
   const list = h("ol", { class: "move-list", "aria-label": "Moves" });
   const topBar = h("div", { class: "player-bar top" });
@@ -122,13 +130,26 @@ export async function render(main, { game: id }, search) {
     fillBar(topBar, bottom === "black" ? "white" : "black");
   }
 
-  function go(target) {
+  function go(target, animate = true) {
     const before = ply;
     ply = Math.max(0, Math.min(moves.length, target));
     const fen = positions[ply] || game.start_position;
-    board.set({ fen, lastMove: ply > 0 ? moves[ply - 1] : null, animate: ply === before + 1 });
+    board.set({
+      fen,
+      lastMove: ply > 0 ? moves[ply - 1] : null,
+      animate: animate && ply === before + 1,
+      arrow: analysis.bestAt(ply),
+    });
+    analysis.at(ply);
     const hadFocus = list.contains(document.activeElement);
-    renderMoveList(list, { moves, startTurn, current: ply, onPick: go, clocks });
+    renderMoveList(list, {
+      moves,
+      startTurn,
+      current: ply,
+      onPick: go,
+      clocks,
+      marks: analysis.marks(),
+    });
     if (hadFocus) {
       const current = list.querySelector("button[tabindex='0']");
       if (current) current.focus({ preventScroll: true });
@@ -246,6 +267,7 @@ export async function render(main, { game: id }, search) {
               text: `Use ← and → to step, Home and End to jump.${hasClocks ? " Each move shows the mover's time left." : ""}`,
             }),
           ),
+          analysis.element,
           h(
             "section",
             { class: "panel" },
@@ -304,7 +326,9 @@ export async function render(main, { game: id }, search) {
     ),
   );
   go(ply);
+  analysis.start((p) => ((p - 1 + (startTurn === "white" ? 1 : 0)) % 2 === 0 ? "black" : "white"));
   return () => {
+    analysis.stop();
     document.removeEventListener("keydown", onKey);
     if (download.href.startsWith("blob:")) URL.revokeObjectURL(download.href);
   };

@@ -1,0 +1,94 @@
+"""The computer analysis on a game's replay page: a player asks for it, sees it progress, then
+the evaluation graph, each side's accuracy and counts, the blunder marked ?? in the move list,
+the evaluation of the move on the board with the best move instead, and that move drawn as an
+arrow on the board; a visitor without an account sees it too, and cannot ask for one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.e2e.conftest import LiveServer, running_server
+from tests.e2e.link import Player, member, visit
+from tests.e2e.people import arrive
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+MOVES = ["11-15", "23-19", "8-11", "22-17", "12-16", "19x12"]  # 12-16 gives a man away
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    with running_server(tmp_path, analysis_nodes=2_000) as live_server:
+        yield live_server
+
+
+def played(server_url: str, black_token: str) -> int:
+    """A finished game: `black_token`'s account (Black) against another, MOVES, then White
+    resigns."""
+    black = Player.connect(server_url, black_token)
+    white = Player.connect(server_url, member(server_url, "wren"))
+    black.send(type="open", room="english-casual", colour="black", clock=None)
+    table = black.expect("table")["table"]["id"]
+    white.send(type="sit", table=table)
+    game = black.expect("game_started")["game"]["id"]
+    for ply, move in enumerate(MOVES):
+        (black if ply % 2 == 0 else white).send(type="move", game=game, move=move, ply=ply)
+        black.expect("move", ply=ply + 1)
+    white.send(type="resign", game=game)
+    black.expect("game_ended", game=game)
+    black.close()
+    white.close()
+    return game
+
+
+def test_a_player_asks_for_the_analysis_and_reads_it_on_the_replay(
+    browser: Browser, server: LiveServer
+) -> None:
+    token = member(server.url, "bram")
+    game = played(server.url, token)
+    person = visit(browser, server.url, token, f"/#/games/{game}")
+    page = person.page
+    panel = page.get_by_role("region", name="Computer analysis")
+    panel.get_by_role("button", name="Request analysis").click()
+    graph = panel.get_by_role("img", name=re.compile("^Evaluation graph"))
+    expect(graph).to_be_visible()
+    expect(panel.locator(".eval-mark.blunder")).to_have_count(1)
+    expect(
+        panel.get_by_text(re.compile(r"^Black: accuracy \d+(\.\d)? · 0 inaccuracies"))
+    ).to_be_visible()
+    expect(panel.get_by_text(re.compile(r"1 blunders$"))).to_be_visible()
+    # The move list marks the blunder; the move on the board has its words.
+    blunder = page.locator('.move-list [data-ply="5"]')
+    expect(blunder.locator(".move-mark")).to_have_text("??")
+    expect(blunder).to_have_attribute("aria-label", re.compile("^move 5: 12-16, blunder"))
+    blunder.click()
+    expect(panel.locator(".analysis-here")).to_contain_text("After 12-16: -")
+    expect(panel.locator(".analysis-here")).to_contain_text("?? blunder (best was ")
+    # At the position before it, the best move is drawn as an arrow on the board.
+    page.locator('.move-list [data-ply="4"]').click()
+    board = page.locator(".board")
+    expect(board).not_to_have_attribute("data-arrow", "")
+    best = board.get_attribute("data-arrow")
+    expect(panel.locator(".best-line")).to_contain_text(f"Best here: {best}")
+    expect(page.locator(".board-arrow polyline")).to_have_count(1)
+    # Clicking the graph at its start goes to the first position.
+    box = graph.bounding_box()
+    assert box is not None
+    graph.click(position={"x": 1, "y": box["height"] / 2})
+    expect(page.get_by_text("Move 0 of 6")).to_be_visible()
+    assert person.errors == []
+
+    # A visitor reads it too, and is told to sign in to ask for one.
+    visitor = arrive(browser, server.url)
+    visitor.page.goto(f"/#/games/{game}")
+    seen = visitor.page.get_by_role("region", name="Computer analysis")
+    expect(seen.get_by_role("img", name=re.compile("^Evaluation graph"))).to_be_visible()
+    expect(visitor.page.locator('.move-list [data-ply="5"] .move-mark')).to_have_text("??")
+    assert visitor.errors == []
+    for each in (person, visitor):
+        each.context.close()
