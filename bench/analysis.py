@@ -186,12 +186,15 @@ def giveaways(nodes: int, workers: int, wanted: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("figures", nargs="*", choices=("speed", "masters", "giveaways"))
+    parser.add_argument("figures", nargs="*", help="speed, masters, giveaways (default: all)")
     parser.add_argument("--nodes", type=int, default=100_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--giveaways", type=int, default=150)
     args = parser.parse_args()
     figures = args.figures or ["speed", "masters", "giveaways"]
+    unknown = set(figures) - {"speed", "masters", "giveaways"}
+    if unknown:
+        parser.error(f"unknown figures: {', '.join(sorted(unknown))}")
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     get_variant("english")
     if "speed" in figures:

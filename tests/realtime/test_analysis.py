@@ -7,6 +7,7 @@ analysis up again."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -79,6 +80,10 @@ async def test_a_game_is_analysed_once_and_shown_to_everyone(server: Served) -> 
         assert plies[4]["eval"]["cp"] < 0 and plies[4]["eval"]["text"].startswith("-")
         assert all(sum(p["wdl"]) == 1000 for p in plies)
         assert 0 <= done["accuracy"]["black"] < done["accuracy"]["white"] <= 100
+        # It ran in a process of the idle scheduling class: live play never waits for it.
+        pool = server.app.state.analyses.pool
+        pids = list(pool._processes)  # noqa: SLF001  (the executor's own processes)
+        assert pids and all(os.sched_getscheduler(pid) == os.SCHED_IDLE for pid in pids)
         # Asked again, by anyone: shown as it is, not made again.
         again = await http.post(f"/api/games/{game}/analysis", headers=bearer(ben))
         assert again.status_code == 200 and again.json()["plies"] == plies
