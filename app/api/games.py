@@ -23,7 +23,7 @@ from app.api.schemas.archive import (
 from app.api.viewer import InviteQuery, ViewerDep
 from app.db.engine import Database
 from app.rules import Termination
-from app.services import archive, records
+from app.services import analysis, archive, records
 from app.services.archive import GameFilter, GameRecord
 from app.services.errors import Code
 from app.services.visibility import Viewer
@@ -322,6 +322,15 @@ async def game_pdn(
     viewer: ViewerDep,
     game_id: GameId,
     invite: InviteQuery = None,
+    evals: Annotated[
+        bool,
+        Query(
+            description="With the game's computer analysis, once done: each move's evaluation "
+            "(`[%eval -97]`, centipieces from Black's side, or `#N`) and label "
+            "(`Blunder. 9-14 was best.`) in its comment."
+        ),
+        TRUE_FALSE,
+    ] = False,
 ) -> Response:
     """One game as a standard PDN record (GameType 21 or 23, clock times as comments).
 
@@ -329,7 +338,10 @@ async def game_pdn(
     token) and with `invite`, the table's code; to anyone else it is 404 like a missing game.
     """
     record = await _load(session, game_id, replace(viewer, invite=invite))
-    return Response(records.render_pdn(record, _site(request, game_id)), media_type=PDN_MEDIA_TYPE)
+    plies = await analysis.plies_of(session, game_id) if evals else None
+    return Response(
+        records.render_pdn(record, _site(request, game_id), plies), media_type=PDN_MEDIA_TYPE
+    )
 
 
 @router.get("/games/{game_id}", response_model=GamePublic, responses={404: ERRORS[404]})

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.analysis import chances
 from app.analysis.game import GameAnalysis as Analysis
 from app.analysis.game import PositionValue, assemble, value_at
@@ -108,6 +110,12 @@ async def get(live: LivePlay, game_id: int, viewer: Viewer) -> dict[str, Any]:
         if row.status == stored.QUEUED:
             ahead = await stored.ahead_of(session, row.requested_at)
         return view(row, ahead)
+
+
+async def plies_of(session: AsyncSession, game_id: int) -> list[dict[str, Any]] | None:
+    """A game's analysed plies, if its analysis is done (for the PDN export)."""
+    row = await stored.get(session, game_id)
+    return row.plies if row is not None and row.status == stored.DONE else None
 
 
 async def request(live: LivePlay, asker: Asker, game_id: int) -> tuple[dict[str, Any], bool]:

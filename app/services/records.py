@@ -84,13 +84,33 @@ def pdn_tags(record: GameRecord, site: str) -> dict[str, str]:
     return tags
 
 
-def render_pdn(record: GameRecord, site: str) -> str:
-    """The game as a PDN record; each move's clock, when known, as a `{[%clock h:mm:ss]}`."""
+LABEL_WORDS = {"inaccuracy": "Inaccuracy", "mistake": "Mistake", "blunder": "Blunder"}
+
+
+def analysis_comment(ply: dict[str, Any]) -> str:
+    """An analysed ply as a comment: `[%eval -97] Blunder. 9-14 was best.` (the evaluation
+    after the move, in centipieces from Black's side or `#N`)."""
+    text = f"[%eval {ply['eval']['text']}]"
+    label = ply.get("label")
+    if label:
+        text += f" {LABEL_WORDS[label]}."
+        if ply.get("best"):
+            text += f" {ply['best']} was best."
+    return text
+
+
+def render_pdn(record: GameRecord, site: str, analysis: list[dict[str, Any]] | None = None) -> str:
+    """The game as a PDN record; each move's clock, when known, as a `{[%clock h:mm:ss]}`,
+    and with `analysis` (its analysed plies) each move's evaluation and label."""
     comments = {
         ply: clock_comment(ms // 1000)
         for ply, ms in enumerate(record.clocks_ms, start=1)
         if ms is not None
     }
+    for analysed in analysis or ():
+        ply = analysed["ply"]
+        note = analysis_comment(analysed)
+        comments[ply] = f"{comments[ply]} {note}" if ply in comments else note
     return write_game(pdn_tags(record, site), record.moves, record.result, comments)
 
 

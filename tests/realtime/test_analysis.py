@@ -18,6 +18,7 @@ import pytest
 from app.config import Settings
 from app.db import analyses as stored
 from app.db.engine import Database
+from app.rules.pdn import read_games
 from tests.conftest import make_settings
 from tests.realtime.test_private_tables import start_private
 from tests.support.server import Served, serve
@@ -84,6 +85,16 @@ async def test_a_game_is_analysed_once_and_shown_to_everyone(server: Served) -> 
         pool = server.app.state.analyses.pool
         pids = list(pool._processes)  # noqa: SLF001  (the executor's own processes)
         assert pids and all(os.sched_getscheduler(pid) == os.SCHED_IDLE for pid in pids)
+        # The PDN export carries it on request, and reads back as the same game.
+        plain = (await http.get(f"/api/games/{game}.pdn")).text
+        annotated = (await http.get(f"/api/games/{game}.pdn", params={"evals": "true"})).text
+        assert "[%eval" not in plain
+        assert (
+            f"12-16 {{[%eval {plies[4]['eval']['text']}] Blunder. {plies[4]['best']} was best.}}"
+            in annotated.replace("\n", " ")
+        )
+        (record,) = read_games(annotated)
+        assert record.moves == [p["move"] for p in plies] and record.error is None
         # Asked again, by anyone: shown as it is, not made again.
         again = await http.post(f"/api/games/{game}/analysis", headers=bearer(ben))
         assert again.status_code == 200 and again.json()["plies"] == plies
