@@ -104,6 +104,25 @@ def value_at(
     return evaluate(game, history, budget)
 
 
+MAX_DEPTH = 30
+POSITION_NODES = 3_000_000
+"""The analysis board's searches stop at this many nodes, whatever the depth asked for."""
+
+
+def position_line(
+    variant: str, start_fen: str | None, moves: Sequence[str], depth: int
+) -> PositionValue:
+    """The analysis board's search of the position after ``moves`` from ``start_fen``, to
+    ``depth`` (at most ``POSITION_NODES`` nodes): its value, best move and line."""
+    game = Game(variant, start_fen, automatic_draws=True)
+    history: list[Position] = []
+    for text in moves:
+        history.append(game.position)
+        game.play(text)
+    budget = Limits(depth=depth, nodes=POSITION_NODES, egdb=True, seed=0)
+    return evaluate(game, history, budget)
+
+
 def assemble(
     variant: str, moves: Sequence[str], start_fen: str | None, values: Sequence[PositionValue]
 ) -> GameAnalysis:

@@ -3,20 +3,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict
 
+from app.analysis.game import MAX_DEPTH
 from app.api.auth import client_address
 from app.api.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
-from app.api.errors import ErrorBody
+from app.api.errors import ApiError, ErrorBody
 from app.api.params import GameId
 from app.api.viewer import InviteQuery
-from app.services import analysis
+from app.services import analysis, analysis_board
+from app.services.errors import Code
 from app.services.visibility import Viewer
 
-router = APIRouter(prefix="/api/games", tags=["analysis"])
+router = APIRouter(prefix="/api", tags=["analysis"])
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "No valid bearer token (asking needs one)."},
@@ -99,7 +102,7 @@ async def _asker(user: CurrentUser, session: SessionDep, request: Request) -> an
 
 
 @router.post(
-    "/{game_id}/analysis",
+    "/games/{game_id}/analysis",
     status_code=status.HTTP_202_ACCEPTED,
     responses={**ERRORS, 200: {"description": "Asked for before: the analysis as it is."}},
 )
@@ -118,9 +121,88 @@ async def request_analysis(
     return AnalysisPublic.model_validate(shown)
 
 
-@router.get("/{game_id}/analysis", responses=ERRORS)
+@router.get("/games/{game_id}/analysis", responses=ERRORS)
 async def get_analysis(
     game_id: GameId, viewer: Annotated[Viewer, Depends(_viewer)], live: LiveDep
 ) -> AnalysisPublic:
     """The game's analysis as far as it has got, for anyone who may see the game."""
     return AnalysisPublic.model_validate(await analysis.get(live, game_id, viewer))
+
+
+# --- the analysis board ---------------------------------------------------------------------
+
+MAX_BOARD_MOVES = 400
+MOVE_TEXT = r"^[0-9x\-]{3,80}$"
+
+
+class EngineLine(BaseModel):
+    depth: int
+    eval: Evaluation
+    wdl: list[int]
+    best: str | None
+    pv: list[str]
+
+
+class BoardPosition(BaseModel):
+    """The analysis board's position after `moves` from `start_fen`: whose turn, the legal
+    moves, the result if the game is over there, and (asked with `depth`) the engine's line."""
+
+    variant: Literal["english", "pool"]
+    start_fen: str
+    moves: list[str]
+    fen: str
+    turn: Literal["black", "white"]
+    legal_moves: list[str]
+    result: str | None
+    termination: str | None
+    line: EngineLine | None
+
+
+BOARD_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {
+        "model": ErrorBody,
+        "description": "Not a position, or a move that is not legal (`bad_request`, naming it).",
+    },
+    429: {
+        "model": ErrorBody,
+        "description": "Too many searches from your address (`rate_limited`, `Retry-After`).",
+    },
+}
+
+
+@router.get("/analysis/position", responses=BOARD_ERRORS)
+async def board_position(
+    request: Request,
+    live: LiveDep,
+    variant: Annotated[Literal["english", "pool"], Query()] = "english",
+    fen: Annotated[
+        str | None, Query(max_length=200, description="The start position (default: the usual).")
+    ] = None,
+    moves: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_BOARD_MOVES * 8,
+            description="Moves played from it, comma-separated (`11-15,23-19`).",
+        ),
+    ] = None,
+    depth: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_DEPTH, description="Search the position to this depth."),
+    ] = None,
+) -> BoardPosition:
+    """The analysis board: any position of either variant, moves played freely from it, and
+    the engine's line at a depth (ask for one depth after another to see it deepen). Searches
+    run in the analysis processes, at most 120 a minute per address."""
+    played = [m for m in (moves or "").split(",") if m]
+    if len(played) > MAX_BOARD_MOVES or any(not re.match(MOVE_TEXT, m) for m in played):
+        raise ApiError(Code.BAD_REQUEST, f"moves: at most {MAX_BOARD_MOVES}, each like 11-15")
+    shown = await analysis_board.board(
+        live,
+        request.app.state.analyses,
+        client_address(request),
+        variant,
+        fen,
+        played,
+        depth,
+    )
+    return BoardPosition.model_validate(shown)

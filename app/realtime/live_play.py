@@ -24,7 +24,7 @@ from app.services import (
     retention,
     tournament_director,
 )
-from app.services.analysis import AnalysisRunner
+from app.services.analysis_runner import AnalysisRunner
 from app.services.heartbeat import Heartbeat
 from app.services.live import LivePlay
 

@@ -92,3 +92,54 @@ def test_a_player_asks_for_the_analysis_and_reads_it_on_the_replay(
     assert visitor.errors == []
     for each in (person, visitor):
         each.context.close()
+
+
+def test_the_analysis_board_plays_both_sides_and_shows_the_engine_deepening(
+    browser: Browser, server: LiveServer
+) -> None:
+    visitor = arrive(browser, server.url)
+    page = visitor.page
+    page.get_by_role("link", name="Analysis").click()
+    expect(page.get_by_role("heading", name="Analysis board")).to_be_visible()
+    expect(page.get_by_text("English draughts · Black to move")).to_be_visible()
+    for start, end in ((11, 15), (23, 19), (8, 11), (22, 17), (12, 16)):
+        page.locator(f'.board [data-square="{start}"]').click()
+        page.locator(f'.board [data-square="{end}"]').click()
+    expect(page.locator(".move-list .move")).to_have_count(5)
+    # The address holds the moves: the position can be shared.
+    expect(page).to_have_url(re.compile(r"#/analysis\?variant=english&moves=11-15%2C23-19"))
+    page.get_by_role("button", name="Start engine").click()
+    lines = page.get_by_role("list", name="Engine lines").locator("li")
+    expect(lines.first).to_contain_text(re.compile(r"^depth \d+ -\d+ 19x12"))
+    expect(page.locator('.engine-list li[data-depth="3"]')).to_have_count(1)
+    expect(page.locator(".board")).to_have_attribute("data-arrow", "19x12")
+    page.get_by_role("button", name="Stop engine").click()
+    expect(page.locator(".board")).to_have_attribute("data-arrow", "")
+    page.get_by_role("button", name="Take back the last move").click()
+    expect(page.locator(".move-list .move")).to_have_count(4)
+    # A position set up by its FEN, in pool.
+    setup = page.get_by_role("form", name="Set up a position")
+    setup.get_by_label("Variant").select_option("pool")
+    setup.get_by_label("Start position (FEN)").fill("W:WK10:B1,K30")
+    setup.get_by_role("button", name="Set up").click()
+    expect(page.get_by_text("American pool checkers · White to move")).to_be_visible()
+    expect(page.locator('.board [data-square="10"]')).to_have_attribute("data-piece", "white-king")
+    assert visitor.errors == []
+    visitor.context.close()
+
+
+def test_the_replay_opens_its_position_on_the_analysis_board(
+    browser: Browser, server: LiveServer
+) -> None:
+    token = member(server.url, "bram")
+    game = played(server.url, token)
+    person = visit(browser, server.url, token, f"/#/games/{game}")
+    page = person.page
+    page.locator('.move-list [data-ply="2"]').click()
+    page.get_by_role("link", name="Analysis board").click()
+    expect(page.get_by_role("heading", name="Analysis board")).to_be_visible()
+    expect(page.get_by_text("English draughts · Black to move")).to_be_visible()
+    expect(page.locator('.board [data-square="15"]')).to_have_attribute("data-piece", "black-man")
+    expect(page.locator('.board [data-square="19"]')).to_have_attribute("data-piece", "white-man")
+    assert person.errors == []
+    person.context.close()

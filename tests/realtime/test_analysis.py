@@ -165,3 +165,47 @@ async def test_an_analysis_whose_process_died_is_taken_up_again(settings: Settin
                 assert not await stored.progress(session, game, "dead-process", 3, later)
     finally:
         await db.dispose()
+
+
+async def test_the_analysis_board_plays_any_position_and_deepens_its_line(server: Served) -> None:
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        start = (await http.get("/api/analysis/position")).json()
+        assert (start["variant"], start["turn"], start["moves"]) == ("english", "black", [])
+        assert "11-15" in start["legal_moves"] and start["line"] is None
+        played = await http.get(
+            "/api/analysis/position", params={"moves": "11-15,23-19,8-11,22-17,12-16"}
+        )
+        shown = played.json()
+        assert shown["turn"] == "white" and "19x12" in shown["legal_moves"]  # capture required
+        assert shown["legal_moves"] == ["19x12"]
+        lines = []
+        for depth in (1, 2, 4):
+            answer = await http.get(
+                "/api/analysis/position",
+                params={"moves": "11-15,23-19,8-11,22-17,12-16", "depth": depth},
+            )
+            assert answer.status_code == 200, answer.text
+            lines.append(answer.json()["line"])
+        assert all(line["best"] == "19x12" and line["pv"][0] == "19x12" for line in lines)
+        assert lines[-1]["eval"]["cp"] < -50  # White (to move) wins a man: Black is worse
+        # A set-up position of pool, and one where the game is over: no search.
+        pool = await http.get(
+            "/api/analysis/position", params={"variant": "pool", "fen": "W:WK10:B1,K30"}
+        )
+        assert pool.status_code == 200 and pool.json()["variant"] == "pool"
+        over = (
+            await http.get(
+                "/api/analysis/position", params={"fen": "B:W9:B5", "moves": "5x14", "depth": 3}
+            )
+        ).json()
+        assert (over["result"], over["legal_moves"], over["line"]) == ("1-0", [], None)
+        for bad in (
+            {"moves": "11-15,11-15"},
+            {"fen": "X:nonsense"},
+            {"moves": "a-b"},
+            {"depth": 99},
+            {"variant": "chess"},
+        ):
+            refused = await http.get("/api/analysis/position", params=bad)
+            assert refused.status_code in (400, 422), (bad, refused.text)
+            assert refused.json()["error"] == "bad_request"

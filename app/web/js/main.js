@@ -25,6 +25,7 @@ const routes = [
   [/^\/leaderboard$/, () => import("./leaderboard.js"), () => ({})],
   [/^\/tournaments$/, () => import("./tournaments.js"), () => ({})],
   [/^\/tournaments\/(\d+)$/, () => import("./tournament.js"), (m) => ({ id: Number(m[1]) })],
+  [/^\/analysis$/, () => import("./analysisboard.js"), () => ({})],
   [/^\/admin$/, () => import("./admin.js"), () => ({})],
 ];
 

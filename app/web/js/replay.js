@@ -78,6 +78,17 @@ export async function render(main, { game: id }, search) {
     button("Previous move", "‹", () => go(ply - 1)),
     button("Next move", "›", () => go(ply + 1)),
     button("Last position", "»", () => go(moves.length)),
+    h("a", {
+      class: "button",
+      href: "#/analysis",
+      onClick: (event) => {
+        // The position on the board, with the game's variant.
+        event.preventDefault();
+        const fen = positions[ply] || game.start_position;
+        location.hash = `#/analysis${query({ variant: game.variant, fen })}`;
+      },
+      text: "Analysis board",
+    }),
     h("button", {
       type: "button",
       onClick: () => {

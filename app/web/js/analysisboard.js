@@ -1,0 +1,224 @@
+// The analysis board (`#/analysis?variant=english&fen=FEN&moves=11-15,23-19`): any position of
+// either variant (the usual start, a FEN typed in, or a game's position from its replay), moves
+// played freely for both sides (the server checks each and sends the legal ones), the moves
+// stepped back and forth, and the engine's line deepening while "Engine" is on: the page asks
+// for depth 1, 2, 3… (`GET /api/analysis/position`) until the position changes, the engine is
+// switched off, or depth 20. The address always holds the position and the moves: share it.
+
+import { api, query } from "./api.js";
+import { Board, labelsSwitch } from "./board.js";
+import { h, mount, setTitle } from "./dom.js";
+import { renderMoveList } from "./movelist.js";
+import { parseFen, variantName } from "./notation.js";
+
+const MAX_DEPTH = 20;
+
+export async function render(main, _params, search) {
+  setTitle("Analysis board");
+  let variant = search.get("variant") === "pool" ? "pool" : "english";
+  let fen = search.get("fen") || null;
+  let moves = (search.get("moves") || "").split(",").filter(Boolean);
+  let shown = null; // the server's answer for the position on the board
+  let engineOn = false;
+  let asked = 0; // the number of the position asked for last: stale answers are dropped
+  let stopped = false;
+  const lines = new Map(); // depth -> line, for the position on the board
+
+  const board = new Board({ label: "Analysis board", onMove: (text) => play(text) });
+  const list = h("ol", { class: "move-list", "aria-label": "Moves" });
+  const error = h("p", { class: "error-text", role: "alert" });
+  const facts = h("p", { class: "muted" });
+  const engineBox = h("div", { class: "engine-lines", "aria-live": "polite" });
+  const engineButton = h("button", {
+    type: "button",
+    "aria-pressed": "false",
+    onClick: () => {
+      engineOn = !engineOn;
+      engineButton.setAttribute("aria-pressed", String(engineOn));
+      engineButton.textContent = engineOn ? "Stop engine" : "Start engine";
+      if (engineOn) deepen(asked, 1);
+      drawEngine();
+    },
+    text: "Start engine",
+  });
+  const variantSelect = h(
+    "select",
+    { name: "variant", "aria-label": "Variant" },
+    h("option", { value: "english", text: "English draughts", selected: variant === "english" }),
+    h("option", { value: "pool", text: "American pool checkers", selected: variant === "pool" }),
+  );
+  const fenInput = h("input", {
+    name: "fen",
+    size: "40",
+    "aria-label": "Start position (FEN)",
+    placeholder: "B:W21,22,…:B1,2,… (empty: the usual start)",
+    value: fen || "",
+  });
+  const setup = h(
+    "form",
+    {
+      class: "toolbar",
+      "aria-label": "Set up a position",
+      onSubmit: (event) => {
+        event.preventDefault();
+        variant = variantSelect.value;
+        fen = fenInput.value.trim() || null;
+        moves = [];
+        load();
+      },
+    },
+    variantSelect,
+    fenInput,
+    h("button", { type: "submit", text: "Set up" }),
+  );
+  const back = h("button", {
+    type: "button",
+    "aria-label": "Take back the last move",
+    onClick: () => {
+      moves = moves.slice(0, -1);
+      load();
+    },
+    text: "‹ Back",
+  });
+
+  function address() {
+    const params = { variant, fen: fen || undefined, moves: moves.length ? moves.join(",") : undefined };
+    history.replaceState(null, "", `#/analysis${query(params)}`);
+  }
+
+  async function load() {
+    const number = ++asked;
+    lines.clear();
+    error.textContent = "";
+    address();
+    try {
+      const answer = await api.get(
+        `/api/analysis/position${query({ variant, fen: fen || undefined, moves: moves.join(",") || undefined })}`,
+      );
+      if (stopped || number !== asked) return;
+      shown = answer;
+      moves = answer.moves;
+    } catch (err) {
+      if (stopped || number !== asked) return;
+      error.textContent = err.message;
+      if (moves.length) {
+        moves = moves.slice(0, -1); // the move refused: back to where it was legal
+        load();
+      }
+      return;
+    }
+    draw();
+    if (engineOn) deepen(number, 1);
+  }
+
+  async function deepen(number, depth) {
+    if (stopped || !engineOn || number !== asked || depth > MAX_DEPTH || !shown || shown.result)
+      return;
+    try {
+      const answer = await api.get(
+        `/api/analysis/position${query({ variant, fen: fen || undefined, moves: moves.join(",") || undefined, depth })}`,
+      );
+      if (stopped || number !== asked || !answer.line) return;
+      lines.set(depth, answer.line);
+      drawEngine();
+      deepen(number, depth + 1);
+    } catch (err) {
+      if (number === asked) error.textContent = err.message;
+    }
+  }
+
+  function play(text) {
+    moves = [...moves, text];
+    load();
+  }
+
+  function drawEngine() {
+    const latest = [...lines.values()].pop();
+    board.set({ arrow: engineOn && latest ? latest.best : null });
+    if (!engineOn) {
+      mount(engineBox, h("p", { class: "muted", text: "The engine is off." }));
+      return;
+    }
+    if (shown && shown.result) {
+      mount(engineBox, h("p", { text: "The game is over here." }));
+      return;
+    }
+    const rows = [...lines.entries()]
+      .reverse()
+      .slice(0, 6)
+      .map(([depth, line]) =>
+        h(
+          "li",
+          { dataset: { depth: String(depth) } },
+          h("span", { class: "engine-depth", text: `depth ${depth}` }),
+          " ",
+          h("strong", { class: "engine-eval", text: line.eval.text }),
+          " ",
+          h("span", { class: "engine-pv", text: line.pv.join(" ") }),
+        ),
+      );
+    mount(
+      engineBox,
+      rows.length
+        ? h("ol", { class: "engine-list", "aria-label": "Engine lines" }, rows)
+        : h("p", { class: "muted", text: "Thinking…" }),
+    );
+  }
+
+  function draw() {
+    const start = parseFen(shown.start_fen).turn;
+    board.set({
+      fen: shown.fen,
+      legalMoves: shown.legal_moves,
+      interactive: !shown.result,
+      lastMove: moves.length ? moves[moves.length - 1] : null,
+    });
+    renderMoveList(list, {
+      moves,
+      startTurn: start,
+      current: moves.length,
+      onPick: (ply) => {
+        moves = moves.slice(0, ply);
+        load();
+      },
+    });
+    back.disabled = moves.length === 0;
+    facts.textContent = `${variantName(shown.variant)} · ${
+      shown.result ? `game over (${shown.result})` : `${shown.turn === "black" ? "Black" : "White"} to move`
+    }`;
+    drawEngine();
+  }
+
+  mount(
+    main,
+    h("h1", { text: "Analysis board" }),
+    facts,
+    h(
+      "div",
+      { class: "game-layout" },
+      h(
+        "div",
+        { class: "board-area" },
+        board.element,
+        h("div", { class: "toolbar view-tools" }, back, engineButton, labelsSwitch(board)),
+        error,
+      ),
+      h(
+        "aside",
+        { class: "side-panel" },
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "engine-title" },
+          h("h2", { id: "engine-title", text: "Engine" }),
+          engineBox,
+        ),
+        h("section", { class: "panel" }, h("h2", { text: "Moves" }), list),
+        h("section", { class: "panel" }, h("h2", { text: "Position" }), setup),
+      ),
+    ),
+  );
+  await load();
+  return () => {
+    stopped = true;
+  };
+}
