@@ -110,13 +110,16 @@ async def request_analysis(
     game_id: GameId,
     asker: Annotated[analysis.Asker, Depends(_asker)],
     live: LiveDep,
+    request: Request,
     response: Response,
 ) -> AnalysisPublic:
     """Ask for the game's analysis (a finished game: one of its players, or anyone signed in
     for a public game). 202 when queued now; 200 with the analysis when it was asked for
     before. Read it with GET as it progresses."""
     shown, queued = await analysis.request(live, asker, game_id)
-    if not queued:
+    if queued:  # this process's workers take it at once (the others look every second)
+        request.app.state.analyses.wake.set()
+    else:
         response.status_code = status.HTTP_200_OK
     return AnalysisPublic.model_validate(shown)
 

@@ -72,6 +72,11 @@ def search_process(parent: int) -> None:
     waiting for work forever."""
     with contextlib.suppress(OSError, AttributeError):
         os.nice(SEARCH_NICENESS)
+    watch_parent(parent)
+
+
+def watch_parent(parent: int) -> None:
+    """In a worker process: exit once the server process `parent` that started it is gone."""
 
     def watch() -> None:
         while os.getppid() == parent:

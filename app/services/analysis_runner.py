@@ -11,7 +11,6 @@ import contextlib
 import logging
 import multiprocessing
 import os
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
@@ -25,6 +24,7 @@ from app.db import analyses as stored
 from app.engine import Limits
 from app.rules import Color, RulesError
 from app.services import archive
+from app.services.ai_search import watch_parent
 from app.services.analysis import ply_payload
 from app.services.live import LivePlay
 from app.services.visibility import Viewer
@@ -46,13 +46,7 @@ def analysis_process(parent: int) -> None:
     except (AttributeError, OSError):
         with contextlib.suppress(OSError, AttributeError):
             os.nice(19)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    watch_parent(parent)
 
 
 class AnalysisRunner:
