@@ -41,7 +41,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -563,8 +563,10 @@ def all_cpu(probes: list[CpuProbe]) -> CpuProbe:
 @contextlib.asynccontextmanager
 async def servers(
     args: argparse.Namespace,
+    prepare: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[tuple[list[str], str, CpuMeter, CpuMeter]]:
-    """The servers' and the echo's URLs, and meters of the CPU used by each (and the rest)."""
+    """The servers' and the echo's URLs, and meters of the CPU used by each (and the rest).
+    `prepare()` runs once the database is made and migrated, before the servers start."""
     if args.url:
         probe = process_cpu(args.server_pid) if args.server_pid else no_cpu
         yield [args.url], args.echo_url, CpuMeter(probe), CpuMeter(no_cpu, ECHO)
@@ -598,6 +600,8 @@ async def servers(
     migrate = [sys.executable, "-m", "app.cli", "migrate"]
     await asyncio.to_thread(subprocess.run, migrate, env=env, cwd=ROOT, check=True)
     await add_bench_room(database_url)
+    if prepare is not None:
+        await prepare()
     ports, echo_port = [free_port() for _ in range(args.processes)], free_port()
     began = time.perf_counter()
     echo_command = [sys.executable, str(Path(__file__)), "--serve-echo", str(echo_port)]
