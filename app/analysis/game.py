@@ -105,7 +105,7 @@ def value_at(
 
 
 MAX_DEPTH = 30
-POSITION_NODES = 3_000_000
+POSITION_NODES = 1_000_000
 """The analysis board's searches stop at this many nodes, whatever the depth asked for."""
 
 

@@ -72,7 +72,15 @@ async def board(
             await session.rollback()
             raise PlayError(Code.RATE_LIMITED, "too many searches: wait a moment", retry_after=wait)
         await session.commit()
-    found = await runner.run(position_line, game.variant.name, start_fen, texts, depth)
+    # One search at a time per address (the page asks for one depth after another): a client
+    # that sends many at once does not fill the analysis processes' queue.
+    if address in runner.board_searches:
+        raise PlayError(Code.RATE_LIMITED, "one search at a time: wait for the last one")
+    runner.board_searches.add(address)
+    try:
+        found = await runner.run(position_line, game.variant.name, start_fen, texts, depth)
+    finally:
+        runner.board_searches.discard(address)
     shown["line"] = {
         "depth": found.depth,
         "eval": found.value.payload() | {"text": found.value.text()},

@@ -199,6 +199,13 @@ async def test_the_analysis_board_plays_any_position_and_deepens_its_line(server
             )
         ).json()
         assert (over["result"], over["legal_moves"], over["line"]) == ("1-0", [], None)
+        # One search at a time per address: a second sent while a deep one runs is refused.
+        deep = {"moves": "11-15,23-19,8-11,22-17", "depth": 30}
+        answers = await asyncio.gather(
+            http.get("/api/analysis/position", params=deep),
+            http.get("/api/analysis/position", params=deep | {"depth": 29}),
+        )
+        assert sorted(a.status_code for a in answers) == [200, 429]
         for bad in (
             {"moves": "11-15,11-15"},
             {"fen": "X:nonsense"},
