@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -29,10 +30,12 @@ from app.analysis.game import analyse, evaluate, limits, value_at
 from app.rules import Color, Game, Position, get_variant
 from app.rules.pdn import read_games
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shots import WON, balance, minimax  # noqa: E402  (bench/ is not a package: its sibling)
+
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 COLLECTIONS = ("OCA_2.0.pdn", "Principles_of_Strategy.pdn", "inferno.pdn", "borderclassics.pdn")
 FIRST, LAST = 24, 80  # the middle game's plies
-WON = 1000
 
 
 def master_games() -> list[tuple[list[str], str | None]]:
@@ -69,25 +72,6 @@ def middle_labels(job: tuple[list[str], str | None, int]) -> list[str | None]:
         cost = chances.label(before.value.for_side(mover), after.value.for_side(mover))
         labels.append(None if before.best == played else cost)
     return labels
-
-
-def balance(position: Position) -> int:
-    return position.count(position.turn) - position.count(position.turn.other)
-
-
-def minimax(position: Position, depth: int, alpha: int, beta: int) -> int:
-    moves = position.legal_moves()
-    if not moves:
-        return -WON
-    if depth <= 0 and not moves[0].is_capture:
-        return balance(position)
-    for move in moves:
-        score = -minimax(position.play(move), depth - 1, -beta, -alpha)
-        if score > alpha:
-            alpha = score
-            if alpha >= beta:
-                break
-    return alpha
 
 
 Pair = tuple[chances.Eval, chances.Eval]

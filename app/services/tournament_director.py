@@ -38,7 +38,7 @@ from app.services.live import LivePlay
 from app.services.players import PlayerRef
 from app.services.tournament_games import Started, finish, start_game
 from app.services.tournament_rounds import round_robin_step, swiss_step
-from app.services.tournaments import channel
+from app.services.tournaments import announce
 from app.timeutil import as_unix, as_utc
 from app.tournaments import arena, round_robin
 
@@ -111,11 +111,11 @@ async def step(live: LivePlay, tournament_id: int, seen: dict[int, int] | None =
             await session.commit()
     if not changed and not started:
         if news:  # the row's lock is released by now
-            await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+            await announce(live, tournament_id)
         return False
     for table, lg, events in started:
         await seating.started(live, table, lg, events, tournament_id)
-    await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+    await announce(live, tournament_id)
     return True
 
 

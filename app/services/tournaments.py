@@ -30,6 +30,11 @@ from app.status import UserKind
 from app.timeutil import as_unix
 
 
+async def announce(live: LivePlay, tournament_id: int) -> None:
+    """Tell the pages following the tournament that it changed (they read it again)."""
+    await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+
+
 def channel(tournament_id: int) -> str:
     """Where a tournament's changes are announced (its page listens)."""
     return f"tournament:{tournament_id}"
@@ -131,7 +136,7 @@ async def edit(
             )
         view = await _view(live, session, row)
         await session.commit()
-    await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+    await announce(live, tournament_id)
     return view
 
 
@@ -154,7 +159,7 @@ async def cancel(
             )
         view = await _view(live, session, row)
         await session.commit()
-    await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+    await announce(live, tournament_id)
     return view
 
 
@@ -217,7 +222,7 @@ async def join(live: LivePlay, user: Member, tournament_id: int) -> dict[str, An
                     await stored.add_points(session, tournament_id, user.id, missed, 1, "late")
         view = await _view(live, session, row)
         await session.commit()
-    await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+    await announce(live, tournament_id)
     return view
 
 
@@ -238,7 +243,7 @@ async def withdraw(live: LivePlay, user: Member, tournament_id: int) -> dict[str
             joined.active, joined.waiting_since = False, None
         view = await _view(live, session, row)
         await session.commit()
-    await live.publish(channel(tournament_id), {"type": "tournament", "id": tournament_id})
+    await announce(live, tournament_id)
     return view
 
 
