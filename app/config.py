@@ -90,6 +90,9 @@ class Settings(BaseSettings):
     # per user).
     analysis_workers: Annotated[int, Field(ge=0, le=16)] = 1
     analysis_nodes: Annotated[int, Field(ge=1_000, le=5_000_000)] = 100_000
+    # The analysis processes in Linux's idle scheduling class (false: the server's priority,
+    # for a machine that only analyses, or tests that must not wait on a busy one).
+    analysis_idle: bool = True
     analyses_per_day: PositiveInt = 20
     analyses_per_address_per_day: PositiveInt = 50
 

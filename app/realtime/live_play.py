@@ -68,7 +68,9 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     pairer = asyncio.create_task(pairing.run(live), name="pairing")
     pruner = asyncio.create_task(retention.run(live), name="log-pruning")
     director = asyncio.create_task(tournament_director.run(live), name="tournaments")
-    analyses = app.state.analyses = AnalysisRunner(live, app.state.settings.analysis_workers)
+    analyses = app.state.analyses = AnalysisRunner(
+        live, app.state.settings.analysis_workers, idle=app.state.settings.analysis_idle
+    )
     analyses.start()
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in

@@ -38,9 +38,13 @@ PROGRESS_EVERY_S = 2.0
 IDLE_POLL_S = 1.0
 
 
-def analysis_process(parent: int) -> None:
+def analysis_process(parent: int, idle: bool = True) -> None:
     """An analysis process starts: in Linux's idle scheduling class (the CPU only when nothing
-    else wants it; the lowest niceness elsewhere), and exiting once its server process is gone."""
+    else wants it; the lowest niceness elsewhere) unless `idle` is false, and exiting once its
+    server process is gone."""
+    if not idle:
+        watch_parent(parent)
+        return
     try:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
@@ -52,9 +56,10 @@ def analysis_process(parent: int) -> None:
 class AnalysisRunner:
     """Takes analyses from the queue and makes them, one at a time per worker process."""
 
-    def __init__(self, live: LivePlay, workers: int) -> None:
+    def __init__(self, live: LivePlay, workers: int, *, idle: bool = True) -> None:
         self.live = live
         self.workers = workers
+        self.idle = idle
         self.pool: Executor | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.wake = asyncio.Event()
@@ -90,7 +95,7 @@ class AnalysisRunner:
                 max(1, self.workers),
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=analysis_process,
-                initargs=(os.getpid(),),
+                initargs=(os.getpid(), self.idle),
             )
         return self.pool
 

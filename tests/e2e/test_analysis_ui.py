@@ -23,7 +23,8 @@ MOVES = ["11-15", "23-19", "8-11", "22-17", "12-16", "19x12"]  # 12-16 gives a m
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LiveServer]:
-    with running_server(tmp_path, analysis_nodes=2_000) as live_server:
+    # At the server's priority: the idle class can wait minutes on a machine busy with tests.
+    with running_server(tmp_path, analysis_nodes=2_000, analysis_idle=False) as live_server:
         yield live_server
 
 
