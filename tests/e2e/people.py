@@ -11,6 +11,7 @@ from playwright.sync_api import (
     BrowserContext,
     Locator,
     Page,
+    Response,
     ViewportSize,
     WebSocket,
     WebSocketRoute,
@@ -43,6 +44,20 @@ def keep_journal(page: Page) -> None:
     page.on("console", lambda msg: msg.type in ("error", "warning") and note(f"console {msg.text}"))
     page.on("pageerror", lambda exc: note(f"error {exc}"))
     page.on("crash", lambda _: note("crashed"))
+
+    def answered(response: Response) -> None:
+        if "/api/" in response.url:
+            path = response.url.split("/api/", 1)[1][:120]
+            note(f"{response.request.method} /api/{path} -> {response.status}")
+
+    page.on("response", answered)
+    page.on(
+        "requestfailed",
+        lambda request: (
+            "/api/" in request.url
+            and note(f"{request.method} {request.url} failed: {request.failure}")
+        ),
+    )
 
     def watch_socket(socket: WebSocket) -> None:
         note(f"socket open {socket.url}")

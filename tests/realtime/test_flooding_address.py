@@ -64,7 +64,9 @@ async def test_an_address_past_its_budget_is_slowed_and_another_is_not(server: S
         # Slowed, not refused: every ping of the flooding address is answered, in order, and
         # its sockets stay open.
         for client in flood:
-            await client.expect("pong", t=PINGS - 1)
+            # (A socket read first may have had all its answers already.)
+            if not any(m["type"] == "pong" and m.get("t") == PINGS - 1 for m in client.seen):
+                await client.expect("pong", t=PINGS - 1)
             assert [(m["type"], m.get("t")) for m in client.seen] == [
                 ("pong", n) for n in range(PINGS)
             ]
