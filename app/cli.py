@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "app.commands.archive",
     "app.commands.engine",
     "app.commands.analysis",
+    "app.commands.puzzles",
 )
 
 

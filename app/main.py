@@ -28,6 +28,7 @@ from app.api import (
     leaderboard,
     players,
     pools,
+    puzzles,
     rooms,
     tournaments,
 )
@@ -192,6 +193,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     app.include_router(pools.router)
     app.include_router(tournaments.router)
     app.include_router(analysis.router)
+    app.include_router(puzzles.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

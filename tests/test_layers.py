@@ -157,6 +157,18 @@ def test_the_analysis_imports_only_the_rules_and_the_engine() -> None:
     assert {module: names for module, names in wrong.items() if names} == {}
 
 
+def test_the_puzzles_import_only_the_rules_the_engine_and_the_analysis() -> None:
+    wrong = {
+        module: sorted(
+            name
+            for name in names
+            if not name.startswith(("app.rules", "app.engine", "app.analysis", "app.puzzles"))
+        )
+        for module, names in imports_of("puzzles").items()
+    }
+    assert {module: names for module, names in wrong.items() if names} == {}
+
+
 # --- the live layer: one way, typed, never reading its own JSON back ------------------------
 
 # Where text that crossed a process boundary (the log, the broker) is read: each table event

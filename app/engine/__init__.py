@@ -7,13 +7,14 @@ picklable values, for a process pool.
 """
 
 from app.engine.levels import LEVELS, MAX_LEVEL, level_limits
-from app.engine.search import Limits, SearchResult, search, search_position
+from app.engine.search import Limits, SearchResult, egdb_outcome, search, search_position
 
 __all__ = [
     "LEVELS",
     "MAX_LEVEL",
     "Limits",
     "SearchResult",
+    "egdb_outcome",
     "level_limits",
     "search",
     "search_position",

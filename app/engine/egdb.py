@@ -58,6 +58,9 @@ def combos(n: int, k: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+_OWN_CROWN_ROW: Final = 0xF << 28
+"""Squares 29-32: the side to move's men are crowned there, so none stands there."""
+_OPPONENT_CROWN_ROW: Final = 0xF
 _BIN: Final = tuple(tuple(comb(p, k) for k in range(8)) for p in range(33))
 
 
@@ -177,10 +180,13 @@ class Egdb:
 
     def value(self, men: int, kings: int, opp_men: int, opp_kings: int, black: bool) -> int | None:
         """The stored byte (0 draw, ``d + 1`` an end in ``d`` plies) of a position of at most
-        ``pieces`` pieces, seen from the side to move; None for a larger position."""
+        ``pieces`` pieces, seen from the side to move; None for a larger position, or one with
+        a man on its crown row (a FEN may set one there; play never leaves one)."""
         if (men | kings | opp_men | opp_kings).bit_count() > self.pieces:
             return None
         men, kings, opp_men, opp_kings = canonical(men, kings, opp_men, opp_kings, black)
+        if men & _OWN_CROWN_ROW or opp_men & _OPPONENT_CROWN_ROW:
+            return None  # a man on its crown row: set up by hand, never reached in play
         if not men | kings:
             return 1  # no piece, no move: lost now
         s = (men.bit_count(), kings.bit_count(), opp_men.bit_count(), opp_kings.bit_count())

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from app.engine.book import book_move
-from app.engine.egdb import Egdb, shipped_egdb
+from app.engine.egdb import Egdb, outcome, shipped_egdb
 from app.engine.evaluate import (
     KING_VALUE,
     LAZY_MARGIN,
@@ -726,6 +726,20 @@ def search_position(
     searcher = Searcher(position.variant, limits, rng)
     searcher.path.update(node_of(p) for p in history)
     return searcher.run(node_of(position))
+
+
+def egdb_outcome(position: Position) -> int | None:
+    """The endgame database's exact result of an English position of few pieces: +1 the side
+    to move wins, 0 a draw, -1 a loss; None for pool or more pieces than the database holds."""
+    if position.variant.name != "english":
+        return None
+    database = shipped_egdb()
+    pieces = position.count(Color.BLACK) + position.count(Color.WHITE)
+    if database is None or pieces > database.pieces:
+        return None
+    men, kings, opp_men, opp_kings, black = node_of(position)
+    value = database.value(men, kings, opp_men, opp_kings, black)
+    return None if value is None else outcome(value)
 
 
 def search(

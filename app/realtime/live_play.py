@@ -15,11 +15,13 @@ from fastapi import FastAPI
 
 from app.clock import Clock
 from app.lifespan import lifespan_part
+from app.puzzles import shipped as shipped_puzzles
 from app.realtime import budgets
 from app.realtime.hub import Hub
 from app.services import (
     pairing,
     presence,
+    puzzles,
     recovery,
     retention,
     tournament_director,
@@ -64,6 +66,9 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         logger.info("recovered %d games in progress", recovered)
     app.state.live, app.state.hub = live, hub
     app.state.budgets = budgets.AddressBudgets(app.state.settings.ws_messages_per_second_per_ip)
+    added = await puzzles.load(live.db, shipped_puzzles())
+    if added:
+        logger.info("stored %d puzzles shipped with this version", added)
     sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
     pairer = asyncio.create_task(pairing.run(live), name="pairing")
     pruner = asyncio.create_task(retention.run(live), name="log-pruning")

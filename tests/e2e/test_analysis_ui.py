@@ -148,3 +148,33 @@ def test_the_replay_opens_its_position_on_the_analysis_board(
     expect(page.locator('.board [data-square="19"]')).to_have_attribute("data-piece", "white-man")
     assert person.errors == []
     person.context.close()
+
+
+def test_a_position_is_set_up_by_hand(browser: Browser, server: LiveServer) -> None:
+    visitor = arrive(browser, server.url)
+    page = visitor.page
+    page.goto("/#/analysis")
+    expect(page.get_by_text("English draughts · Black to move")).to_be_visible()
+    page.get_by_role("button", name="Set up by hand").click()
+    page.get_by_role("button", name="Clear board").click()
+    board = page.locator(".board")
+    expect(board.locator('[data-piece="black-man"]')).to_have_count(0)
+    page.get_by_label("White king").check()
+    board.locator('[data-square="10"]').click()
+    page.get_by_label("Black man").check()
+    for number in (14, 15, 30):  # a man on its crown row (30) is set as a king
+        board.locator(f'[data-square="{number}"]').click()
+    board.locator('[data-square="15"]').click()  # the same piece again: the square emptied
+    page.get_by_label("Side to move").select_option("white")
+    page.get_by_role("button", name="Done").click()
+    expect(page.get_by_text("English draughts · White to move")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"fen=W%3AWK10%3AB14%2CK30"))
+    expect(board.locator('[data-square="10"]')).to_have_attribute("data-piece", "white-king")
+    expect(board.locator('[data-square="30"]')).to_have_attribute("data-piece", "black-king")
+    expect(board.locator('[data-square="15"]')).to_have_attribute("data-piece", "")
+    # The position is played from: the white king takes.
+    board.locator('[data-square="10"]').click()
+    board.locator('[data-square="17"]').click()
+    expect(page.locator('.move-list [data-ply="1"]')).to_contain_text("10x17")
+    assert visitor.errors == []
+    visitor.context.close()

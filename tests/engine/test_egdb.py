@@ -336,3 +336,19 @@ def test_pool_searches_do_not_read_the_english_database(fen: str) -> None:
     for limits in (Limits(depth=8, egdb=True), level_limits(7), level_limits(8)):
         result = search_position(get_variant("pool").position(fen), limits)
         assert abs(result.score) < 29_000, (limits, result)
+
+
+@pytest.mark.parametrize(
+    "fen",
+    [
+        "W:W18,K15,1:BK30,K26,2",  # beginner.pdn: a White man on White's crown row
+        "B:W10,K15:B30,K2",  # a Black man on Black's crown row
+    ],
+)
+def test_a_man_set_on_its_crown_row_is_not_in_the_database(fen: str) -> None:
+    """A FEN may put a man on the row it is crowned on (a problem's typing slip); play never
+    leaves one there. The database holds no such position, and searching it does not fail."""
+    position = ENGLISH.position(fen)
+    assert shipped().value(*node_of(position)) is None
+    found = search_position(position, Limits(nodes=20_000, egdb=True, seed=0))
+    assert found.move in position.legal_move_texts()

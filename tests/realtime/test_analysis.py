@@ -30,7 +30,10 @@ NODES = 2_000  # a few milliseconds a position: the test is about the service, n
 
 @pytest.fixture
 def settings(db_url: str) -> Settings:
-    return make_settings(database_url=db_url, analysis_nodes=NODES, analyses_per_day=3)
+    # The analysis processes in the idle class, as served (checked below).
+    return make_settings(
+        database_url=db_url, analysis_nodes=NODES, analyses_per_day=3, analysis_idle=True
+    )
 
 
 @pytest.fixture

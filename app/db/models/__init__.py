@@ -1,7 +1,8 @@
 """SQLAlchemy models: the whole schema, mirrored by the alembic migrations (a test compares
 them). `base` holds the declarative base and the id limits; `people`, `play`, `ratings` and
 `tournaments` the tables of accounts, of play, of ratings and of tournaments; `analysis` the
-games' analyses. Importing this package registers them all."""
+games' analyses; `puzzles` the puzzles and their players. Importing this package registers
+them all."""
 
 from app.db.models.analysis import GameAnalysis
 from app.db.models.base import MAX_EVENT_SEQ, MAX_ID, NAMING_CONVENTION, Base, BigId
@@ -16,6 +17,7 @@ from app.db.models.people import (
     User,
 )
 from app.db.models.play import Challenge, Game, GameTable, Move, Room, Seek, TableEvent
+from app.db.models.puzzles import Puzzle, PuzzlePlayer, PuzzleRound
 from app.db.models.ratings import Rating, RatingChange, RatingReview
 from app.db.models.tournaments import Tournament, TournamentPlayer, TournamentPoints
 
@@ -35,6 +37,9 @@ __all__ = [
     "GameTable",
     "Move",
     "Presence",
+    "Puzzle",
+    "PuzzlePlayer",
+    "PuzzleRound",
     "RateLimit",
     "Rating",
     "RatingChange",

@@ -12,6 +12,7 @@ import { renderMoveList } from "./movelist.js";
 import { parseFen, variantName } from "./notation.js";
 
 const MAX_DEPTH = 20;
+const START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12";
 
 export async function render(main, _params, search) {
   setTitle("Analysis board");
@@ -24,7 +25,145 @@ export async function render(main, _params, search) {
   let stopped = false;
   const lines = new Map(); // depth -> line, for the position on the board
 
-  const board = new Board({ label: "Analysis board", onMove: (text) => play(text) });
+  const board = new Board({
+    label: "Analysis board",
+    onMove: (text) => play(text),
+    onSquare: (square) => editing && place(square),
+  });
+  // Setting up a position by hand: the piece chosen is put on each square clicked (the same
+  // piece again empties it); a man on the row it is crowned on is made a king there.
+  let editing = false;
+  let placing = "black-man";
+  let edited = new Map(); // square -> { color, king }
+  let editTurn = "black";
+  const editor = h("div", { class: "position-editor", hidden: true });
+  const editButton = h("button", {
+    type: "button",
+    "aria-pressed": "false",
+    text: "Set up by hand",
+    onClick: () => (editing ? finishEditing() : startEditing()),
+  });
+
+  function editedFen() {
+    const side = (color) =>
+      [...edited.entries()]
+        .filter(([, piece]) => piece.color === color)
+        .sort(([a], [b]) => a - b)
+        .map(([square, piece]) => `${piece.king ? "K" : ""}${square}`)
+        .join(",");
+    return `${editTurn === "white" ? "W" : "B"}:W${side("white")}:B${side("black")}`;
+  }
+
+  function drawEdited() {
+    board.set({ fen: editedFen(), legalMoves: [], interactive: false, lastMove: null, arrow: null });
+    facts.textContent = `Setting up: ${edited.size} pieces · ${editTurn === "black" ? "Black" : "White"} to move · click the squares`;
+  }
+
+  function place(square) {
+    const [color, kind] = placing.split("-");
+    if (placing === "empty") edited.delete(square);
+    else {
+      const crownRow = color === "black" ? square >= 29 : square <= 4;
+      const piece = { color, king: kind === "king" || crownRow };
+      const there = edited.get(square);
+      if (there && there.color === piece.color && there.king === piece.king) edited.delete(square);
+      else edited.set(square, piece);
+    }
+    drawEdited();
+    return true;
+  }
+
+  function startEditing() {
+    editing = true;
+    engineOn = false;
+    engineButton.setAttribute("aria-pressed", "false");
+    engineButton.textContent = "Start engine";
+    editButton.setAttribute("aria-pressed", "true");
+    editButton.textContent = "Done";
+    const shownFen = shown ? shown.fen : null;
+    edited = shownFen ? new Map(parseFen(shownFen).pieces) : new Map();
+    editTurn = shownFen ? parseFen(shownFen).turn : "black";
+    const choices = [
+      ["black-man", "Black man"],
+      ["black-king", "Black king"],
+      ["white-man", "White man"],
+      ["white-king", "White king"],
+      ["empty", "Empty square"],
+    ];
+    mount(
+      editor,
+      h(
+        "fieldset",
+        { class: "toolbar" },
+        h("legend", { text: "Piece to place" }),
+        ...choices.map(([value, text]) =>
+          h(
+            "label",
+            {},
+            h("input", {
+              type: "radio",
+              name: "placing",
+              value,
+              checked: value === placing,
+              onChange: () => {
+                placing = value;
+              },
+            }),
+            ` ${text}`,
+          ),
+        ),
+      ),
+      h(
+        "div",
+        { class: "toolbar" },
+        h(
+          "select",
+          {
+            "aria-label": "Side to move",
+            onChange: (event) => {
+              editTurn = event.target.value;
+              drawEdited();
+            },
+          },
+          h("option", { value: "black", text: "Black to move", selected: editTurn === "black" }),
+          h("option", { value: "white", text: "White to move", selected: editTurn === "white" }),
+        ),
+        h("button", {
+          type: "button",
+          text: "Clear board",
+          onClick: () => {
+            edited = new Map();
+            drawEdited();
+          },
+        }),
+        h("button", {
+          type: "button",
+          text: "Start position",
+          onClick: () => {
+            edited = new Map(parseFen(START_FEN).pieces);
+            editTurn = "black";
+            drawEdited();
+          },
+        }),
+      ),
+    );
+    editor.hidden = false;
+    back.disabled = true;
+    engineButton.disabled = true;
+    drawEdited();
+  }
+
+  function finishEditing() {
+    editing = false;
+    editor.hidden = true;
+    editButton.setAttribute("aria-pressed", "false");
+    editButton.textContent = "Set up by hand";
+    engineButton.disabled = false;
+    fen = editedFen();
+    fenInput.value = fen;
+    moves = [];
+    load();
+  }
   const list = h("ol", { class: "move-list", "aria-label": "Moves" });
   const error = h("p", { class: "error-text", role: "alert" });
   const facts = h("p", { class: "muted" });
@@ -213,7 +352,7 @@ export async function render(main, _params, search) {
           engineBox,
         ),
         h("section", { class: "panel" }, h("h2", { text: "Moves" }), list),
-        h("section", { class: "panel" }, h("h2", { text: "Position" }), setup),
+        h("section", { class: "panel" }, h("h2", { text: "Position" }), setup, editButton, editor),
       ),
     ),
   );

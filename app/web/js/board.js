@@ -29,7 +29,9 @@ export class Board {
     onMove = () => {},
     onPremove = () => {},
     onNotice = () => {},
+    onSquare = null, // (square) => true when the page took the click (a position being set up)
   } = {}) {
+    this.onSquare = onSquare;
     this.onMove = onMove;
     this.onPremove = onPremove;
     this.onNotice = onNotice;
@@ -358,6 +360,7 @@ export class Board {
       this.suppressClick = false;
       return;
     }
+    if (this.onSquare && this.onSquare(square)) return;
     this.choose(square);
   }
 

@@ -26,6 +26,8 @@ const routes = [
   [/^\/tournaments$/, () => import("./tournaments.js"), () => ({})],
   [/^\/tournaments\/(\d+)$/, () => import("./tournament.js"), (m) => ({ id: Number(m[1]) })],
   [/^\/analysis$/, () => import("./analysisboard.js"), () => ({})],
+  [/^\/puzzles$/, () => import("./puzzles.js"), () => ({})],
+  [/^\/puzzles\/(\d+)$/, () => import("./puzzles.js"), (m) => ({ id: Number(m[1]) })],
   [/^\/admin$/, () => import("./admin.js"), () => ({})],
 ];
 

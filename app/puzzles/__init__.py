@@ -1,0 +1,30 @@
+"""Puzzles: positions of games where the side to move wins by one clearly best line, found by
+the engine (`generate`), in games of the levels playing each other among others (`sources`), and
+the ones shipped with the server (`shipped`, from `data/*.jsonl`). Pure like the engine: no I/O
+but reading the files shipped inside the package. See docs/puzzles.md."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from app.puzzles.generate import Puzzle
+
+VARIANTS = ("english", "pool")
+
+
+def shipped() -> list[Puzzle]:
+    """The puzzles shipped with the server (`app/puzzles/data/VARIANT.jsonl`)."""
+    found = []
+    folder = resources.files("app.puzzles").joinpath("data")
+    for variant in VARIANTS:
+        source = folder.joinpath(f"{variant}.jsonl")
+        if not source.is_file():
+            continue
+        for line in source.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                found.append(Puzzle.from_record(json.loads(line)))
+    return found
+
+
+__all__ = ["VARIANTS", "Puzzle", "shipped"]
