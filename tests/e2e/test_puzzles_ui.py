@@ -61,6 +61,7 @@ def test_a_player_solves_a_puzzle_then_misses_one(browser: Browser, server: Live
     line = solution(server, two)
     person = visit(browser, server.url, member(server.url, "pat"), f"/#/puzzles/{two}")
     page = person.page
+    expect(page.locator(".puzzle-mine")).to_have_text("Your puzzle rating: 1500? · 0 solved of 0")
     prompt = page.locator(".puzzle-prompt")
     expect(prompt).to_have_text(re.compile(r"^Your turn: find the best move for (Black|White)\.$"))
     expect(
@@ -69,7 +70,7 @@ def test_a_player_solves_a_puzzle_then_misses_one(browser: Browser, server: Live
     play(page, line[0])
     expect(prompt).to_have_text(re.compile("^Right! Keep going"))
     # The opponent's reply is played on the board, then it is the player's move again.
-    expect(page.locator(".move-list .move")).to_have_count(2)
+    expect(page.locator(".move-list [data-ply]")).to_have_count(2)
     play(page, line[2])
     expect(prompt).to_have_text("Solved! That was the one winning line.")
     expect(
@@ -94,7 +95,7 @@ def test_a_player_solves_a_puzzle_then_misses_one(browser: Browser, server: Live
         re.compile(rf"^Wrong: {re.escape(wrong)} is not it\. The solution: ")
     )
     expect(page.get_by_text(re.compile(r"^Your puzzle rating: \d+ \(-\d+\)$"))).to_be_visible()
-    expect(page.locator(".move-list .move")).to_have_count(len(right))
+    expect(page.locator(".move-list [data-ply]")).to_have_count(len(right))
     page.get_by_role("button", name="‹ Start").click()
     expect(page.locator(".move-list .move.current")).to_have_count(0)
     page.get_by_role("button", name="Forward ›").click()

@@ -46,6 +46,21 @@ export async function render(main, params, search) {
   const list = h("ol", { class: "move-list", "aria-label": "Moves" });
   const error = h("p", { class: "error-text", role: "alert" });
   const ratingBox = h("div", { class: "puzzle-rating", "aria-live": "polite" });
+  const mine = h("p", { class: "muted puzzle-mine" });
+
+  async function showMine() {
+    if (!session.user || session.user.kind !== "registered") {
+      mine.textContent = "";
+      return;
+    }
+    try {
+      const me = await api.get("/api/puzzles/dashboard");
+      if (stopped) return;
+      mine.textContent = `Your puzzle rating: ${me.rating}${me.provisional ? "?" : ""} · ${me.solved} solved of ${me.played}`;
+    } catch {
+      mine.textContent = "";
+    }
+  }
   const next = h("button", {
     type: "button",
     class: "primary",
@@ -122,6 +137,7 @@ export async function render(main, params, search) {
   }
 
   function showRating(answer) {
+    if (answer.rated) showMine();
     if (answer.rated && answer.rating) {
       const diff = answer.rating.diff;
       mount(
@@ -251,6 +267,7 @@ export async function render(main, params, search) {
   mount(
     main,
     h("h1", { text: "Puzzles" }),
+    mine,
     facts,
     h(
       "div",
@@ -278,6 +295,7 @@ export async function render(main, params, search) {
       ),
     ),
   );
+  showMine();
   if (params.id) await loadOne(params.id);
   else await loadNext();
   return () => {
