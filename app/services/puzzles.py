@@ -11,6 +11,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
+
 from app.db import puzzles as stored
 from app.db.engine import Database
 from app.db.models import Puzzle, PuzzlePlayer
@@ -213,9 +215,14 @@ async def attempt(
             "rated": False,
             "rating": None,
         }
-        if solver.user_id is not None:
+        if solver.user_id is None:
+            return answer
+        try:
             answer |= await _rate(live, session, solver.user_id, puzzle_id, right)
-        await session.commit()
+            await session.commit()
+        except IntegrityError:  # the same first try sent twice at once: the other one counted
+            await session.rollback()
+            answer |= {"rated": False, "rating": None}
         return answer
 
 

@@ -6,6 +6,7 @@ guests' move nobody's; and the refusals."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -199,3 +200,20 @@ async def test_bad_attempts_are_refused_and_change_nothing(
         # None of it was a try: the rating has not moved.
         mine = (await http.get("/api/puzzles/dashboard")).json()
         assert mine["played"] == 0 and mine["rating"] == 1500
+
+
+async def test_a_first_try_sent_twice_at_once_is_rated_once(
+    server: Served, settings: Settings
+) -> None:
+    token = await member_token(server.url, "sam")
+    async with httpx.AsyncClient(base_url=server.url, headers=bearer(token)) as http:
+        puzzle = (await http.get("/api/puzzles/next")).json()
+        solution = await solution_of(settings.database_url, puzzle["id"])
+        body = {"moves": [wrong_move(puzzle, solution)]}
+        url = f"/api/puzzles/{puzzle['id']}/moves"
+        answers = await asyncio.gather(*(http.post(url, json=body) for _ in range(4)))
+        assert [a.status_code for a in answers] == [200] * 4, [a.text for a in answers]
+        assert sum(a.json()["rated"] is True for a in answers) == 1
+        mine = (await http.get("/api/puzzles/dashboard")).json()
+        assert (mine["played"], mine["solved"]) == (1, 0)
+        assert (await http.get(f"/api/puzzles/{puzzle['id']}")).json()["plays"] == 1
