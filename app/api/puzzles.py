@@ -11,26 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.api.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
 from app.api.errors import ErrorBody
 from app.api.params import DIGITS, MAX_ID
+from app.puzzles import Theme
 from app.services import puzzles
 from app.status import UserKind
 
 router = APIRouter(prefix="/api/puzzles", tags=["puzzles"])
 
 PuzzleId = Annotated[int, Path(ge=1, le=MAX_ID, description="Puzzle id."), DIGITS]
-Theme = Literal[
-    "crowning",
-    "endgame",
-    "long",
-    "material",
-    "middlegame",
-    "multi_jump",
-    "one_move",
-    "opening",
-    "quiet_move",
-    "short",
-    "shot",
-    "win",
-]
 MOVE_TEXT = r"^[0-9x\-]{3,80}$"
 MAX_LINE = 40
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-from app.puzzles.generate import Puzzle
+from app.puzzles.generate import THEMES, Puzzle, Theme
 
 VARIANTS = ("english", "pool")
 
@@ -27,4 +27,4 @@ def shipped() -> list[Puzzle]:
     return found
 
 
-__all__ = ["VARIANTS", "Puzzle", "shipped"]
+__all__ = ["THEMES", "VARIANTS", "Puzzle", "Theme", "shipped"]

@@ -21,14 +21,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from app.analysis import chances
 from app.analysis.chances import WON
 from app.engine import Limits, egdb_outcome, search_position
 from app.rules import Color, Game, Move, Position
 
-SCAN_NODES = 6_000
-VERIFY_NODES = 60_000
+SCAN_NODES = 4_000
+VERIFY_NODES = 30_000
 MARGIN = chances.BLUNDER
 """How much better, in winning chances (-1 to +1), the best move must be than the second."""
 GAIN_CP = 75
@@ -38,6 +39,21 @@ MAX_SOLVER_MOVES = 6
 FIRST_PLY = 6
 """Positions before this ply are the opening: known lines, not puzzles."""
 ENDGAME_PIECES = 8
+Theme = Literal[
+    "crowning",
+    "endgame",
+    "long",
+    "material",
+    "middlegame",
+    "multi_jump",
+    "one_move",
+    "opening",
+    "quiet_move",
+    "short",
+    "shot",
+    "win",
+]
+THEMES: tuple[str, ...] = get_args(Theme)
 BASE_RATING = 1500
 
 
@@ -179,6 +195,11 @@ def solve(
     line: list[str] = []
     path = list(history)
     current = position
+    # Most candidates have a second move about as good: a search of a sixth of the budget
+    # turns them away before the full one (which alone accepts a puzzle).
+    first = move_values(current, path, max(1_000, nodes // 6))
+    if len(first) > 1 and _score(first[0][1]) - _score(first[1][1]) < MARGIN:
+        return None
     for _ in range(MAX_SOLVER_MOVES):
         values = move_values(current, path, nodes)
         best, score = values[0]

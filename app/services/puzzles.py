@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from app.db import puzzles as stored
 from app.db.engine import Database
 from app.db.models import Puzzle, PuzzlePlayer
-from app.puzzles import VARIANTS
+from app.puzzles import THEMES, VARIANTS
 from app.puzzles.generate import Puzzle as Found
 from app.ratings import limits as ratings
 from app.ratings.glicko2 import Glicko
@@ -25,20 +25,6 @@ from app.services.errors import Code
 from app.services.live import LivePlay, PlayError
 from app.timeutil import as_unix
 
-THEMES = (
-    "crowning",
-    "endgame",
-    "long",
-    "material",
-    "middlegame",
-    "multi_jump",
-    "one_move",
-    "opening",
-    "quiet_move",
-    "short",
-    "shot",
-    "win",
-)
 PUZZLE_RD = 350.0  # a new puzzle's rating deviation: its first rating is a guess
 RECENT = 20
 
@@ -255,25 +241,21 @@ async def _rate(
     )
     puzzle = Glicko(row.rating, row.rd, row.volatility)
     change, against = ratings.rate_game(player, puzzle, 1.0 if solved else 0.0)
-    mine.rating, mine.rd, mine.volatility = (
-        change.after.rating,
-        change.after.rd,
-        change.after.volatility,
-    )
+    _keep(mine, change.after)
     mine.played += 1
     mine.solved += int(solved)
     mine.last_at = now
-    row.rating, row.rd, row.volatility = (
-        against.after.rating,
-        against.after.rd,
-        against.after.volatility,
-    )
+    _keep(row, against.after)
     row.plays += 1
     row.wins += int(solved)
     after = ratings.display(change.after.rating)
     session.add(stored.new_round(user_id, puzzle_id, solved, now, after, change.diff))
     await session.flush()
     return {"rated": True, "rating": {"after": after, "diff": change.diff}}
+
+
+def _keep(rated: Puzzle | PuzzlePlayer, glicko: Glicko) -> None:
+    rated.rating, rated.rd, rated.volatility = glicko.rating, glicko.rd, glicko.volatility
 
 
 async def dashboard(live: LivePlay, user_id: int) -> dict[str, Any]:

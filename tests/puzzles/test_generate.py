@@ -11,10 +11,9 @@ import pytest
 
 from app.analysis import chances
 from app.engine import egdb_outcome
-from app.puzzles import VARIANTS, Puzzle, shipped
+from app.puzzles import THEMES, VARIANTS, Puzzle, shipped
 from app.puzzles import generate as found
 from app.rules import Game, get_variant
-from app.services.puzzles import THEMES
 
 ENGLISH = get_variant("english")
 SHOT = "W:W19,23,30:B10,12,26"  # Gould's problem 51: 19-15 gives one man, takes two
