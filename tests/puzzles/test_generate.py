@@ -81,6 +81,14 @@ def puzzles() -> list[Puzzle]:
     return shipped()
 
 
+def test_enough_puzzles_are_shipped_for_each_variant(puzzles: list[Puzzle]) -> None:
+    counts = {variant: sum(p.variant == variant for p in puzzles) for variant in VARIANTS}
+    assert counts["english"] >= 500 and counts["pool"] >= 100, counts
+    assert len({p.key for p in puzzles}) == len(puzzles)
+    for puzzle in puzzles:
+        assert Puzzle.from_record(puzzle.record()).key == puzzle.key
+
+
 def test_every_shipped_puzzle_replays_with_its_themes(puzzles: list[Puzzle]) -> None:
     for puzzle in puzzles:
         game = Game(puzzle.variant, puzzle.fen, automatic_draws=False)
