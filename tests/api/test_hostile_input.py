@@ -95,6 +95,8 @@ def valid_body(method: str, path: str) -> dict[str, Any] | None:
         return {"reason": "later"}
     if path == "/api/challenge/{name}":  # a challenge's fields
         return {"rated": False}
+    if path == "/api/puzzles/{puzzle_id}/moves":  # a puzzle's line so far
+        return {"moves": ["11-15"]}
     return {"reason": "testing"}
 
 
