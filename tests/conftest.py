@@ -225,16 +225,35 @@ async def _drop_postgres_database(name: str) -> None:
         await conn.close()
 
 
+def _migrated(url: str) -> None:
+    """Migrate the database at `url` and store the shipped puzzles in it, as a server's start
+    does (`app.services.puzzles.load`): every test database copied from it, or reset to its
+    rows, then starts with them, and a server's start finds nothing to add."""
+    from app.db.engine import Database
+    from app.db.migrate import upgrade
+    from app.puzzles import shipped
+    from app.services import puzzles
+
+    async def store() -> None:
+        db = Database(url)
+        try:
+            await puzzles.load(db, shipped())
+        finally:
+            await db.dispose()
+
+    in_thread(upgrade, url)
+    in_thread(asyncio.run, store())
+
+
 @functools.cache
 def _postgres_template() -> str:
     """The name of a PostgreSQL database migrated once per test process (dropped when it
     exits), which `postgres_database(migrated=True)` copies."""
-    from app.db.migrate import upgrade
 
     name = f"checkers_template_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     in_thread(asyncio.run, _create_postgres_database(name))
     _TEMPLATES.append(name)
-    in_thread(upgrade, _database_named(name))
+    _migrated(_database_named(name))
     return name
 
 
@@ -305,22 +324,20 @@ async def _reset(db: _SeededPostgres) -> None:
 
 @pytest.fixture(scope="session")
 def _postgres_session_database() -> Iterator[_SeededPostgres]:
-    from app.db.migrate import upgrade
 
     with postgres_database() as url:
-        in_thread(upgrade, url)
+        _migrated(url)
         yield _SeededPostgres(url, in_thread(asyncio.run, _read_seed(url)))
 
 
 @functools.cache
 def sqlite_template() -> Path:
     """A SQLite database migrated once per test process (removed when it exits)."""
-    from app.db.migrate import upgrade
 
     directory = Path(tempfile.mkdtemp(prefix="checkers-template-"))
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     path = directory / "checkers.db"
-    in_thread(upgrade, f"sqlite+aiosqlite:///{path}")
+    _migrated(f"sqlite+aiosqlite:///{path}")
     return path
 
 
@@ -332,7 +349,8 @@ def migrated_sqlite(path: Path) -> str:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A migrated database holding only the seed rows (the rooms), fresh for each test."""
+    """A migrated database holding only the seed rows (the rooms) and the shipped puzzles,
+    fresh for each test."""
     if request.param == "sqlite":
         return migrated_sqlite(tmp_path / "checkers.db")
     db: _SeededPostgres = request.getfixturevalue("_postgres_session_database")

@@ -5,6 +5,7 @@ but reading the files shipped inside the package. See docs/puzzles.md."""
 
 from __future__ import annotations
 
+import functools
 import json
 from importlib import resources
 
@@ -13,8 +14,9 @@ from app.puzzles.generate import THEMES, Puzzle, Theme
 VARIANTS = ("english", "pool")
 
 
-def shipped() -> list[Puzzle]:
-    """The puzzles shipped with the server (`app/puzzles/data/VARIANT.jsonl`)."""
+@functools.cache
+def shipped() -> tuple[Puzzle, ...]:
+    """The puzzles shipped with the server (`app/puzzles/data/VARIANT.jsonl`), read once."""
     found = []
     folder = resources.files("app.puzzles").joinpath("data")
     for variant in VARIANTS:
@@ -24,7 +26,7 @@ def shipped() -> list[Puzzle]:
         for line in source.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 found.append(Puzzle.from_record(json.loads(line)))
-    return found
+    return tuple(found)
 
 
 __all__ = ["THEMES", "VARIANTS", "Puzzle", "Theme", "shipped"]

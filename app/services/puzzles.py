@@ -8,6 +8,7 @@ Glicko-2 on the player's first try, the puzzle rated too.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +55,7 @@ def row_of(puzzle: Found) -> dict[str, Any]:
     }
 
 
-async def load(db: Database, puzzles: list[Found]) -> int:
+async def load(db: Database, puzzles: Sequence[Found]) -> int:
     """Store the puzzles not stored yet (by key); how many were new. Every server process
     does it at start: a puzzle is stored once whoever comes first."""
     async with db.session() as session:

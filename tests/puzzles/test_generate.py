@@ -78,7 +78,7 @@ def test_a_puzzle_record_reads_back_as_written() -> None:
 
 @pytest.fixture(scope="module")
 def puzzles() -> list[Puzzle]:
-    return shipped()
+    return list(shipped())
 
 
 def test_enough_puzzles_are_shipped_for_each_variant(puzzles: list[Puzzle]) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from app.config import Settings
 from app.db import puzzles as stored
@@ -57,12 +58,16 @@ def wrong_move(puzzle: dict[str, Any], solution: list[str]) -> str:
     return next(m for m in puzzle["legal_moves"] if game.position.parse_move(m) != right)
 
 
-async def test_the_shipped_puzzles_are_stored_once(server: Served, settings: Settings) -> None:
+async def test_the_shipped_puzzles_are_stored_at_start_once(settings: Settings) -> None:
     found = shipped()
     assert {p.variant for p in found} == {"english", "pool"}
     db = Database(settings.database_url)
     try:
-        async with db.session() as session:
+        async with db.session() as session:  # (the test databases are made with them)
+            await session.execute(text("DELETE FROM puzzles"))
+            await session.commit()
+            assert await stored.count(session) == 0
+        async with serve(settings), db.session() as session:
             assert await stored.count(session) == len(found)
         # A second process starting (or this one again) stores nothing more.
         assert await puzzles.load(db, found) == 0
