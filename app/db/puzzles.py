@@ -20,6 +20,10 @@ async def count(session: AsyncSession) -> int:
     return int((await session.execute(select(func.count()).select_from(Puzzle))).scalar_one())
 
 
+async def keys(session: AsyncSession) -> set[str]:
+    return set(await session.scalars(select(Puzzle.key)))
+
+
 async def add_missing(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> int:
     """Insert the puzzles whose key is not stored yet (another process may be doing the same);
     how many were new."""

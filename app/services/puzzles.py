@@ -57,11 +57,14 @@ def row_of(puzzle: Found) -> dict[str, Any]:
 
 async def load(db: Database, puzzles: Sequence[Found]) -> int:
     """Store the puzzles not stored yet (by key); how many were new. Every server process
-    does it at start: a puzzle is stored once whoever comes first."""
+    does it at start: a puzzle is stored once whoever comes first, and puzzles of the server's
+    own (`checkers puzzles generate`) stay beside the shipped ones."""
     async with db.session() as session:
-        if await stored.count(session) >= len(puzzles):
-            return 0  # (puzzles are never deleted: as many stored means all of them)
-        added = await stored.add_missing(session, [row_of(p) for p in puzzles])
+        known = await stored.keys(session)
+        missing = [row_of(p) for p in puzzles if p.key not in known]
+        if not missing:
+            return 0
+        added = await stored.add_missing(session, missing)
         await session.commit()
     return added
 

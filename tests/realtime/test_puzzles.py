@@ -69,10 +69,19 @@ async def test_the_shipped_puzzles_are_stored_at_start_once(settings: Settings) 
             assert await stored.count(session) == 0
         async with serve(settings), db.session() as session:
             assert await stored.count(session) == len(found)
+        # One of them lost, and puzzles of the server's own beside them: the next start puts
+        # the lost one back.
+        async with db.session() as session:
+            await session.execute(text("DELETE FROM puzzles WHERE id = 1"))
+            own = [puzzles.row_of(p) | {"key": f"own{n}"} for n, p in enumerate(found[:3])]
+            await stored.add_missing(session, own)
+            await session.commit()
+        async with serve(settings), db.session() as session:
+            assert await stored.count(session) == len(found) + 3
         # A second process starting (or this one again) stores nothing more.
         assert await puzzles.load(db, found) == 0
         async with db.session() as session:
-            assert await stored.count(session) == len(found)
+            assert await stored.count(session) == len(found) + 3
     finally:
         await db.dispose()
 
