@@ -1,5 +1,7 @@
-"""``checkers puzzles``: find puzzles in games (``generate``) and check a file of them
-(``check``). See docs/puzzles.md.
+"""``checkers puzzles``: find puzzles in games (``generate``), check a file of them
+(``check``), store one in the database (``load``). See docs/puzzles.md.
+
+``load`` stores a file of them in the database, beside the shipped ones.
 
 ``generate`` reads games from PDN files (games played from the start, and problem positions
 with or without their moves), from the archive (``--archive``: the finished public games of the
@@ -78,6 +80,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.add_argument("file", type=Path, metavar="FILE.jsonl")
     check.add_argument("--jobs", type=int, default=1, help="processes to search in (1)")
     check.set_defaults(func=run_check)
+    load = actions.add_parser(
+        "load",
+        help="store a file of puzzles in the database, beside the shipped ones",
+        description="Store the puzzles of FILE (as generate writes them) that the database "
+        "does not hold yet; they are served like the shipped ones.",
+    )
+    load.add_argument("file", type=Path, metavar="FILE.jsonl")
+    load.add_argument("--database-url", help="default: DATABASE_URL from settings")
+    load.set_defaults(func=run_load)
 
 
 def _fail(message: str) -> int:
@@ -240,3 +251,28 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"{record['key']} {record['fen']}: {problem}")
     print(f"puzzles {len(records)} failed {failed}")
     return EXIT_PROBLEMS if failed else 0
+
+
+def run_load(args: argparse.Namespace) -> int:
+    from app.config import get_settings
+    from app.db.engine import Database
+    from app.puzzles.generate import Puzzle
+    from app.services import puzzles
+
+    if not args.file.is_file():
+        return _fail(f"cannot read {args.file}: no such file")
+    try:
+        found = [Puzzle.from_record(record) for record in read_puzzles(args.file)]
+    except (OSError, ValueError, KeyError, AssertionError) as exc:
+        return _fail(f"cannot read {args.file}: {exc}")
+
+    async def store() -> int:
+        db = Database(args.database_url or get_settings().database_url)
+        try:
+            return await puzzles.load(db, found)
+        finally:
+            await db.dispose()
+
+    added = asyncio.run(store())
+    print(f"puzzles {len(found)} stored {added}")
+    return 0

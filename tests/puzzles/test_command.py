@@ -5,9 +5,12 @@ often the command runs, checked again; a broken puzzle is reported; bad argument
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.conftest import migrated_sqlite
 
 PROBLEMS = """[Event "Gould 51"]
 [Setup "1"]
@@ -62,6 +65,35 @@ def test_puzzles_are_generated_once_and_checked(tmp_path: Path) -> None:
     broken.write_text(json.dumps(bad) + "\n")
     failed = checkers("check", str(broken))
     assert failed.returncode == 1 and "about as good" in failed.stdout
+
+
+def test_a_file_of_puzzles_is_loaded_into_the_database(tmp_path: Path) -> None:
+    url = migrated_sqlite(tmp_path / "checkers.db")
+    shipped_count = (
+        sqlite3.connect(tmp_path / "checkers.db")
+        .execute("SELECT count(*) FROM puzzles")
+        .fetchone()[0]
+    )
+    own = tmp_path / "own.jsonl"
+    record = {
+        "variant": "english",
+        "fen": "W:W18,27:B11,14,15",  # (not shipped: a club's own)
+        "moves": ["18x9"],
+        "themes": ["material", "one_move"],
+        "rating": 1700,
+        "source": "our club's game",
+    }
+    own.write_text(json.dumps(record) + "\n")
+    for added in (1, 0):  # stored once
+        done = checkers("load", str(own), "--database-url", url)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == f"puzzles 1 stored {added}"
+    with sqlite3.connect(tmp_path / "checkers.db") as db:
+        assert db.execute("SELECT count(*) FROM puzzles").fetchone()[0] == shipped_count + 1
+        assert db.execute("SELECT source FROM puzzles WHERE fen = ?", (record["fen"],)).fetchall()
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"fen": "x"}\n')
+    assert checkers("load", str(broken), "--database-url", url).returncode == 2
 
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:
