@@ -411,9 +411,6 @@ def make_settings(**overrides: Any) -> Settings:
         # rules (tests/realtime/test_fair_play.py) would make every rated game casual.
         "rated_shared_address_days": 0.0,
         "rated_games_per_pair_per_day": 1_000_000,
-        # The analysis processes at the server's priority: in the idle class they may wait
-        # minutes on a machine busy with tests (tests/realtime/test_analysis.py checks the class).
-        "analysis_idle": False,
     }
     return IsolatedSettings(**(values | overrides))
 
