@@ -26,13 +26,20 @@ def _key(table_id: int, user_id: int, instance: str) -> tuple[Any, ...]:
 
 async def close(
     session: AsyncSession, table_id: int, user_id: int, instance: str, at: datetime
-) -> None:
-    """End this process's open watch of the seat at `at`."""
-    await session.execute(
-        update(Attendance)
-        .where(*_key(table_id, user_id, instance), Attendance.until.is_(None))
-        .values(until=at)
+) -> bool:
+    """End this process's watch of the seat at `at` (a watch already ended is moved to `at`).
+    Returns whether the process had a row of it."""
+    ended = await session.execute(
+        update(Attendance).where(*_key(table_id, user_id, instance)).values(until=at)
     )
+    return bool(ended.rowcount)  # type: ignore[attr-defined]
+
+
+def add_closed(
+    session: AsyncSession, table_id: int, user_id: int, instance: str, at: datetime
+) -> None:
+    """A watch of the seat from this process that ended at `at` and was never noted open."""
+    session.add(Attendance(table_id=table_id, user_id=user_id, instance=instance, until=at))
 
 
 async def open_(session: AsyncSession, table_id: int, user_id: int, instance: str) -> None:

@@ -40,6 +40,9 @@ from app.services.live import (
 logger = logging.getLogger(__name__)
 
 MAX_WATCHED_TABLES = 50
+# Pauses between tries of an attendance note that failed (a busy database): the last try is
+# the one followed by None.
+NOTE_RETRY_PAUSES = (0.2, 1.0, 3.0, None)
 EPOCH = "log"  # names the numbering: every table's events are numbered by its log
 
 
@@ -60,6 +63,9 @@ class Hub:
         # (user, table) whose attendance row this process holds open, and the locks that
         # serialise the notes of one user's watch of one table (see `attend`).
         self.attending: set[tuple[int, int]] = set()
+        # (user, table) watched here since the last note that was stored: a watch whose note
+        # failed, or ran only after the watch had ended, still has its end noted.
+        self._unnoted: set[tuple[int, int]] = set()
         self._attendance_locks: weakref.WeakValueDictionary[tuple[int, int], asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
@@ -254,6 +260,8 @@ class Hub:
         """Note in storage, in the background, whether the connection's user (if seated there)
         watches the table from this process now: their seat follows it (`attendance`)."""
         if conn.user is not None:
+            if table_id in conn.tables:
+                self._unnoted.add((conn.user.id, table_id))
             self.live.spawn(self._note_attendance(conn.user.id, table_id))
 
     async def _note_attendance(self, user_id: int, table_id: int) -> None:
@@ -262,16 +270,22 @@ class Hub:
         if lock is None:
             lock = self._attendance_locks[key] = asyncio.Lock()
         async with lock:  # the state noted is the one found under the lock: the latest wins
-            watching = any(table_id in c.tables for c in self.users.get(user_id, ()))
-            if not watching and key not in self.attending:
-                return  # a spectator's watch, or one noted ended already: nothing to write
-            try:
-                if await attendance.note(self.live, table_id, user_id, watching):
-                    self.attending.add(key)
-                else:
-                    self.attending.discard(key)
-            except Exception:  # the seat then follows the last note (or the user's presence)
-                logger.warning("cannot note who watches table %d", table_id, exc_info=True)
+            for pause in NOTE_RETRY_PAUSES:
+                watching = any(table_id in c.tables for c in self.users.get(user_id, ()))
+                if not watching and key not in self.attending and key not in self._unnoted:
+                    return  # a spectator's watch, or one noted ended already: nothing to write
+                try:
+                    if await attendance.note(self.live, table_id, user_id, watching):
+                        self.attending.add(key)
+                    else:
+                        self.attending.discard(key)
+                    self._unnoted.discard(key)
+                    return
+                except Exception:  # tried again; the seat follows the last note meanwhile
+                    logger.warning("cannot note who watches table %d", table_id, exc_info=True)
+                if pause is None or self._stopping:
+                    return
+                await asyncio.sleep(pause)
 
     # --- administration ------------------------------------------------------------------
 

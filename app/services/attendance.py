@@ -27,9 +27,11 @@ async def note(live: LivePlay, table_id: int, user_id: int, watching: bool) -> b
     watch opens (or reopens) this process's row; the end of a watch closes it. Returns
     whether the row is open now."""
     async with live.db.session() as session:
-        if not watching:
+        if not watching:  # a watch whose opening was never noted still ends with a row
             at = live.clock.now()
-            await stored.close(session, table_id, user_id, live.instance, at)
+            had = await stored.close(session, table_id, user_id, live.instance, at)
+            if not had and await stored_tables.is_seated(session, table_id, user_id):
+                stored.add_closed(session, table_id, user_id, live.instance, at)
             await session.commit()
             return False
         if not await stored_tables.is_seated(session, table_id, user_id):

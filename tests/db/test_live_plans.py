@@ -369,6 +369,7 @@ LIVE_MODULES: list[ModuleType] = [
     ai,
 ]
 NOT_QUERIES = {
+    "attendance.add_closed": "an insert by primary key",
     "games.in_progress": "reads a row in hand",
     "games.end": "writes the row in hand (the ORM's update by primary key)",
     "games.offer_draw": "changes the row in hand",

@@ -7,7 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
+from sqlalchemy.exc import OperationalError
 
+from app.services import attendance
 from tests.support.server import Served
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
@@ -74,6 +77,34 @@ async def test_a_host_who_stops_watching_a_waiting_table_is_stood_up(server: Ser
         assert await listed(lobby, closed_id) is None
         await leaving.send(type="watch", table=closed_id)
         assert (await leaving.expect("table"))["table"]["status"] == "closed"
+
+
+async def test_a_host_whose_watch_could_not_be_noted_is_still_stood_up(
+    server: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note that a seated host watches their table fails (the database busy, as under
+    load), and the host leaves the table's page at once: the note is tried again and finds
+    the watch over, so the seat is given up after the grace period although the host is still
+    connected. (Before, the failed note was only logged and the end of the watch was never
+    written: a seat without notes follows its holder's connection, and the table stayed.)"""
+    real = attendance.note
+    failures = []
+
+    async def busy_once(*args: Any) -> bool:
+        if not failures:
+            failures.append(args)
+            raise OperationalError("UPDATE attendance", {}, Exception("database is locked"))
+        return await real(*args)
+
+    monkeypatch.setattr(attendance, "note", busy_once)
+    async with connect(server.url) as lobby, guest(server.url) as host:
+        await host.send(type="open", room="english-casual")
+        table_id = (await host.expect("table"))["table"]["id"]
+        await host.send(type="unwatch", table=table_id)
+        await lobby.send(type="subscribe_lobby")
+        await lobby.expect("lobby")
+        await lobby.expect("lobby_table_removed", table=table_id)
+        assert failures and failures[0][1:3] == (table_id, host.user_id)
 
 
 async def test_a_host_whose_connection_closes_is_stood_up(server: Served) -> None:

@@ -34,6 +34,21 @@ async def create(http: httpx.AsyncClient, token: str, **fields: Any) -> dict[str
     return made
 
 
+async def entered(http: httpx.AsyncClient, tokens: list[str], **fields: Any) -> dict[str, Any]:
+    """A tournament created by the first of `tokens` to start in ten minutes, joined by all of
+    them, then moved to start now: however slow the joins, nobody finds it started (a Swiss
+    with one player at its start is cancelled; a round robin is joined only before it)."""
+    made = await create(http, tokens[0], **fields, starts_in=600)
+    for token in tokens:
+        assert (await join(http, token, made["id"])).status_code == 200
+    body = {"name": "Club night", "clock": {"base": 60, "increment": 0}} | fields
+    moved = await http.put(
+        f"/api/tournaments/{made['id']}", json=body | {"starts_in": 0}, headers=bearer(tokens[0])
+    )
+    assert moved.status_code == 200, moved.text
+    return made
+
+
 async def get(http: httpx.AsyncClient, tournament_id: int) -> dict[str, Any]:
     response = await http.get(f"/api/tournaments/{tournament_id}")
     assert response.status_code == 200, response.text
@@ -186,9 +201,7 @@ async def test_an_arena_pairs_in_waves_never_at_once_again_and_scores_its_games(
     names = ["arena1", "arena2", "arena3", "arena4"]
     async with players(server, names) as found, httpx.AsyncClient(base_url=server.url) as http:
         clients = [client for client, _ in found]
-        made = await create(http, found[0][1], kind="arena", minutes=2, starts_in=0)
-        for _, token in found:
-            assert (await join(http, token, made["id"])).status_code == 200
+        made = await entered(http, [token for _, token in found], kind="arena", minutes=2)
         # The first wave pairs everyone at once.
         first = [await next_game(client) for client in clients]
         assert len({notice["game"] for notice in first}) == 2
@@ -222,9 +235,7 @@ async def test_a_swiss_is_paired_round_by_round_with_a_bye_and_tiebreaks(server:
     names = ["swiss1", "swiss2", "swiss3", "swiss4", "swiss5"]
     async with players(server, names) as found, httpx.AsyncClient(base_url=server.url) as http:
         clients = {client.user_id: client for client, _ in found}
-        made = await create(http, found[0][1], kind="swiss", rounds=2, starts_in=0)
-        for _, token in found:
-            assert (await join(http, token, made["id"])).status_code == 200
+        made = await entered(http, [token for _, token in found], kind="swiss", rounds=2)
         met: set[frozenset[int]] = set()
         byes: set[str] = set()
         for number in (1, 2):
@@ -262,9 +273,7 @@ async def test_a_round_robin_plays_every_pairing_once(server: Served) -> None:
     names = ["rr1", "rr2", "rr3"]
     async with players(server, names) as found, httpx.AsyncClient(base_url=server.url) as http:
         clients = {client.welcome["user"]["name"]: client for client, _ in found}
-        made = await create(http, found[0][1], kind="round_robin", starts_in=0)
-        for _, token in found:
-            assert (await join(http, token, made["id"])).status_code == 200
+        made = await entered(http, [token for _, token in found], kind="round_robin")
         pairs = set()
         for number in (1, 2, 3):
             shown = await until(
@@ -290,9 +299,9 @@ async def test_a_ballot_match_plays_one_opening_with_each_colour(server: Served)
         httpx.AsyncClient(base_url=server.url) as http,
     ):
         (one, token), (two, _) = found
-        made = await create(http, token, kind="swiss", rounds=1, ballot="3-move", starts_in=0)
-        for _, each in found:
-            assert (await join(http, each, made["id"])).status_code == 200
+        made = await entered(
+            http, [token for _, token in found], kind="swiss", rounds=1, ballot="3-move"
+        )
         first = await next_game(one)
         await next_game(two, game=first["game"])
         game = ok(await http.get(f"/api/games/{first['game']}"))
@@ -322,9 +331,7 @@ async def test_a_swiss_game_takes_no_takeback_and_no_early_draw_offer(server: Se
         httpx.AsyncClient(base_url=server.url) as http,
     ):
         (one, token), (two, _) = found
-        made = await create(http, token, kind="swiss", rounds=1, starts_in=0)
-        for _, each in found:
-            assert (await join(http, each, made["id"])).status_code == 200
+        await entered(http, [token for _, token in found], kind="swiss", rounds=1)
         notice = await next_game(one)
         await next_game(two, game=notice["game"])
         black = one if notice["colour"] == "black" else two
@@ -370,9 +377,7 @@ async def test_a_swiss_carries_on_after_its_server_is_killed(db_url: str, tmp_pa
     try:
         tokens = [await member_token(process.url, f"durable{n}") for n in range(3)]
         async with httpx.AsyncClient(base_url=process.url) as http:
-            made = await create(http, tokens[0], kind="swiss", rounds=2, starts_in=0)
-            for token in tokens:
-                assert (await join(http, token, made["id"])).status_code == 200
+            made = await entered(http, tokens, kind="swiss", rounds=2)
             first = await until(http, made["id"], lambda t: t["playing"], "round 1")
         await process.kill()
         await process.start()
@@ -517,9 +522,7 @@ async def test_a_tournament_game_nobody_starts_is_lost_by_the_side_to_move(serve
         players(server, ["nostart1", "nostart2"]) as found,
         httpx.AsyncClient(base_url=server.url) as http,
     ):
-        made = await create(http, found[0][1], kind="arena", minutes=30, starts_in=0)
-        for _, token in found:
-            assert (await join(http, token, made["id"])).status_code == 200
+        made = await entered(http, [token for _, token in found], kind="arena", minutes=30)
         notices = [await next_game(client) for client, _ in found]
         black = found[0] if notices[0]["colour"] == "black" else found[1]
         white = found[1] if black is found[0] else found[0]
