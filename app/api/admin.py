@@ -52,6 +52,7 @@ from app.db.models import AuditEntry, Room, User
 from app.services import admin, admin_rooms
 from app.services.admin import AuditFilter, AuditRecord
 from app.services.admin_rooms import RoomSettings
+from app.services.clocks import clock_payload
 from app.services.errors import Code
 from app.timeutil import as_utc
 
@@ -119,9 +120,7 @@ def _counted(tables: list[dict[str, Any]], watching: Spectators) -> list[dict[st
 
 
 def _room(room: Room, tables: list[dict[str, Any]]) -> AdminRoomPublic:
-    clock = None
-    if room.clock_base_s is not None:
-        clock = {"base": room.clock_base_s, "increment": room.clock_increment_s}
+    clock = clock_payload(room.clock_base_s, room.clock_increment_s)
     return AdminRoomPublic.model_validate(
         {
             "id": room.id,
@@ -160,11 +159,12 @@ async def list_rooms(session: SessionDep, live: LiveDep, watching: SpectatorsDep
 )
 async def create_room(body: RoomCreate, session: SessionDep, actor: AdminUser) -> AdminRoomPublic:
     """Create a room; if `listed`, lobby snapshots show it from now on."""
+    base_s, increment_s = body.clock.seconds() if body.clock else (None, 0)
     settings = RoomSettings(
         name=body.name,
         variant=body.variant,
-        clock_base_s=body.clock.base if body.clock else None,
-        clock_increment_s=body.clock.increment if body.clock else 0,
+        clock_base_s=base_s,
+        clock_increment_s=increment_s,
         table_limit=body.table_limit,
         is_open=body.open,
         is_listed=body.listed,
@@ -199,8 +199,8 @@ async def update_room(
         if field in sent:
             changes[column] = getattr(body, field)
     if "clock" in sent:
-        changes["clock_base_s"] = body.clock.base if body.clock else None
-        changes["clock_increment_s"] = body.clock.increment if body.clock else 0
+        base_s, increment_s = body.clock.seconds() if body.clock else (None, 0)
+        changes["clock_base_s"], changes["clock_increment_s"] = base_s, increment_s
     room = await admin_rooms.update_room(session, actor, room_id, changes, body.reason)
     tables = await admin.live_tables(session, live, room.id)
     return _room(room, _counted(tables, watching))

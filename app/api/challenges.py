@@ -17,7 +17,7 @@ from app.api.params import DIGITS, NAME_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
 from app.db.models import MAX_ID
 from app.services import challenges, lichess
-from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S
+from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, Days
 
 router = APIRouter(prefix="/api/challenge", tags=["challenges"])
 
@@ -58,8 +58,9 @@ class ChallengeCreate(BaseModel):
     clock_increment: int | None = Field(
         default=None, ge=0, le=MAX_CLOCK_INCREMENT_S, validation_alias="clock.increment"
     )
-    days: int | None = Field(
-        default=None, description="Correspondence (days per move): not played here yet, refused."
+    days: Days | None = Field(
+        default=None,
+        description="Lichess's spelling of `clock.days`: correspondence, days per move.",
     )
     colour: Literal["black", "white", "random"] = Field(
         default="random",
@@ -79,14 +80,13 @@ class ChallengeCreate(BaseModel):
         return data
 
     def time_control(self) -> dict[str, int] | None:
-        """The clock asked for in either spelling, None for an untimed game; 400 for both
-        spellings at once, half of lichess's, or `days`."""
-        if self.days is not None:
-            raise bad_request(
-                "correspondence games (days) are not played here yet: send clock.limit and "
-                "clock.increment for a timed game, or neither for an untimed one"
-            )
+        """The clock asked for in any spelling, None for an untimed game; 400 for two
+        spellings at once, or half of lichess's."""
         lichess_clock = (self.clock_limit, self.clock_increment)
+        if self.days is not None:
+            if self.clock is not None or lichess_clock != (None, None):
+                raise bad_request("send either days or a clock, not both")
+            return {"days": self.days}
         if lichess_clock == (None, None):
             return self.clock.model_dump() if self.clock is not None else None
         if self.clock is not None:
@@ -106,12 +106,17 @@ class Decline(BaseModel):
 
 class TimeControl(BaseModel):
     """Lichess's `timeControl`: `{"type": "clock", "limit", "increment", "show"}` (seconds,
-    `show` as `3+2`) or `{"type": "unlimited"}`."""
+    `show` as `3+2`), `{"type": "correspondence", "daysPerTurn"}` or `{"type": "unlimited"}`."""
 
-    type: Literal["clock", "unlimited"]
+    model_config = ConfigDict(populate_by_name=True)
+
+    type: Literal["clock", "correspondence", "unlimited"]
     limit: int | None = None
     increment: int | None = None
     show: str | None = None
+    days_per_turn: int | None = Field(
+        default=None, alias="daysPerTurn", exclude_if=lambda days: days is None
+    )
 
 
 class ChallengePublic(BaseModel):

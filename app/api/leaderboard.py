@@ -21,7 +21,10 @@ async def leaderboard(
     session: ArchiveSessionDep,
     variant: Annotated[Variant, Query(description="`english` or `pool`.")] = "english",
     category: Annotated[
-        Category, Query(description="`bullet`, `blitz`, `rapid`, `classical` or `untimed`.")
+        Category,
+        Query(
+            description="`bullet`, `blitz`, `rapid`, `classical`, `correspondence` or `untimed`."
+        ),
     ] = "blitz",
     limit: Annotated[int, Query(ge=1, le=100, description="Players (1–100)."), DIGITS] = 50,
 ) -> LeaderboardPublic:

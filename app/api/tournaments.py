@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, status
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api.deps import CurrentUser, LiveDep, SessionDep
 from app.api.errors import ErrorBody
@@ -67,13 +67,21 @@ class TournamentCreate(BaseModel):
         description="Draw offers refused before this move (a Swiss's default: 30; else 0).",
     )
 
+    @field_validator("clock")
+    @classmethod
+    def _live_clock(cls, clock: Clock) -> Clock:
+        if clock.days is not None:
+            raise ValueError("tournaments are played on a live clock, not days per move")
+        return clock
+
     def settings(self) -> limits.Settings:
+        base_s, increment_s = self.clock.seconds()
         return limits.Settings(
             kind=self.kind,
             name=self.name,
             variant=self.variant,
-            base_s=self.clock.base,
-            increment_s=self.clock.increment,
+            base_s=base_s,
+            increment_s=increment_s,
             rated=self.rated,
             starts_in=self.starts_in,
             minutes=self.minutes,

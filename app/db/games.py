@@ -39,6 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.models import Game, Move, User
 from app.db.table_log import Executor, StoredEvent
+from app.ratings.categories import CORRESPONDENCE_FROM_S
 from app.status import GameStatus
 
 Stored = list[StoredEvent] | None  # a move's events as numbered, or None: not stored
@@ -141,13 +142,19 @@ async def move_turns(conn: AsyncConnection, turns: list[dict[str, Any]]) -> None
     )
 
 
-async def playing_for(db: Executor, user_id: int) -> list[tuple[int, int]]:
-    """(table, game) for each game in progress the user plays."""
-    rows = await db.execute(
-        select(Game.table_id, Game.id).where(
-            *_playing_live(), or_(Game.black_id == user_id, Game.white_id == user_id)
-        )
+async def playing_for(
+    db: Executor, user_id: int, live_clocks_only: bool = False
+) -> list[tuple[int, int]]:
+    """(table, game) for each game in progress the user plays (`live_clocks_only`: but the
+    correspondence ones)."""
+    query = select(Game.table_id, Game.id).where(
+        *_playing_live(), or_(Game.black_id == user_id, Game.white_id == user_id)
     )
+    if live_clocks_only:
+        query = query.where(
+            or_(Game.clock_base_s.is_(None), Game.clock_base_s < CORRESPONDENCE_FROM_S)
+        )
+    rows = await db.execute(query)
     return [(table_id, game_id) for table_id, game_id in rows.all() if table_id is not None]
 
 
@@ -241,8 +248,8 @@ def withdraw_offer(row: Game) -> None:
 
 
 async def absences(db: Executor, user_id: int) -> Sequence[Any]:
-    """The user's games in progress at tables, locked: id, table_id, black_id,
-    black_away_since, white_away_since."""
+    """The user's games in progress at tables but correspondence ones, locked: id, table_id,
+    black_id, black_away_since, white_away_since."""
     rows = await db.execute(
         select(
             Game.id,
@@ -251,7 +258,12 @@ async def absences(db: Executor, user_id: int) -> Sequence[Any]:
             Game.black_away_since,
             Game.white_away_since,
         )
-        .where(*_playing_live(), or_(Game.black_id == user_id, Game.white_id == user_id))
+        .where(
+            *_playing_live(),
+            or_(Game.black_id == user_id, Game.white_id == user_id),
+            # Nobody is away from a correspondence game: it is played between visits.
+            or_(Game.clock_base_s.is_(None), Game.clock_base_s < CORRESPONDENCE_FROM_S),
+        )
         .with_for_update()
     )
     return rows.all()

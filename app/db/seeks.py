@@ -43,9 +43,13 @@ async def put(
     await session.flush()
 
 
-async def remove(db: Executor, user_id: int) -> bool:
-    """Stop waiting; False if the user was not waiting (paired meanwhile, or never)."""
-    result = await db.execute(delete(Seek).where(Seek.user_id == user_id))
+async def remove(db: Executor, user_id: int, keep: Collection[str] = ()) -> bool:
+    """Stop waiting (but in the pools `keep`); False if the user was not waiting (paired
+    meanwhile, or never)."""
+    query = delete(Seek).where(Seek.user_id == user_id)
+    if keep:
+        query = query.where(Seek.pool.not_in(keep))
+    result = await db.execute(query)
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
@@ -73,9 +77,13 @@ async def take(db: Executor, user_ids: Collection[int]) -> bool:
     return int(result.rowcount) == len(user_ids)  # type: ignore[attr-defined]
 
 
-async def remove_dead(db: Executor, alive: Collection[str]) -> int:
-    """Delete the seeks of users whose server process is no longer alive."""
-    result = await db.execute(delete(Seek).where(Seek.instance.not_in(alive)))
+async def remove_dead(db: Executor, alive: Collection[str], keep: Collection[str] = ()) -> int:
+    """Delete the seeks of users whose server process is no longer alive (but in the pools
+    `keep`)."""
+    query = delete(Seek).where(Seek.instance.not_in(alive))
+    if keep:
+        query = query.where(Seek.pool.not_in(keep))
+    result = await db.execute(query)
     return int(result.rowcount)  # type: ignore[attr-defined]
 
 

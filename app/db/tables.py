@@ -30,7 +30,7 @@ from sqlalchemy.orm import aliased
 
 from app.db.models import Game, GameTable, Rating, Room, User
 from app.db.table_log import Executor
-from app.ratings.categories import MOVES_PER_GAME, UPPER_BOUNDS
+from app.ratings.categories import CORRESPONDENCE_FROM_S, MOVES_PER_GAME, UPPER_BOUNDS
 from app.status import GameStatus, TableStatus
 
 _OWNER, _GUEST = aliased(User), aliased(User)
@@ -38,6 +38,10 @@ _OWNER_RATING, _GUEST_RATING = aliased(Rating), aliased(Rating)
 # The rating category of the table's clock, as `app.ratings.category_of` decides it.
 _CATEGORY = case(
     (GameTable.clock_base_s.is_(None), literal_column("'untimed'")),
+    (
+        GameTable.clock_base_s >= literal_column(str(CORRESPONDENCE_FROM_S)),
+        literal_column("'correspondence'"),
+    ),
     *(
         (
             GameTable.clock_base_s
@@ -162,14 +166,21 @@ async def lock_host(db: Executor, user_id: int) -> None:
 async def hosted(db: Executor, user_id: int) -> list[tuple[int, bool]]:
     """The tables the user hosts that count towards TABLES_PER_USER, by id, each with whether
     a game is in progress there: open tables that wait for a player or hold a game in
-    progress (a table whose game has ended counts no more)."""
+    progress (a table whose game has ended counts no more, nor does a correspondence game)."""
     rows = await db.execute(
         select(GameTable.id, Game.status)
         .outerjoin(Game, Game.id == _LATEST_GAME)
         .where(
             GameTable.owner_id == user_id,
             GameTable.status == TableStatus.OPEN,
-            or_(Game.id.is_(None), Game.status == GameStatus.PLAYING),
+            or_(
+                Game.id.is_(None),
+                and_(
+                    Game.status == GameStatus.PLAYING,
+                    # A correspondence game in progress does not count: one plays many.
+                    or_(Game.clock_base_s.is_(None), Game.clock_base_s < CORRESPONDENCE_FROM_S),
+                ),
+            ),
         )
         .order_by(GameTable.id)
     )
@@ -272,16 +283,26 @@ async def _set(db: Executor, table_id: int, **values: Any) -> None:
 
 
 async def seats_without_game(
-    db: Executor, user_ids: Collection[int] | None
+    db: Executor, user_ids: Collection[int] | None, *, kept: bool = True
 ) -> list[tuple[int, int | None, int | None]]:
     """(table, owner, guest) for every open table without a game in progress where one of
-    these users (None: anyone) sits."""
+    these users (None: anyone) sits; `kept` False leaves out the correspondence tables that
+    wait for their first game (their seats are kept while their hosts are away)."""
     playing = select(Game.id).where(
         Game.table_id == GameTable.id, Game.status == GameStatus.PLAYING
     )
     query = select(GameTable.id, GameTable.owner_id, GameTable.guest_id).where(
         GameTable.status == TableStatus.OPEN, ~playing.exists()
     )
+    if not kept:
+        any_game = select(Game.id).where(Game.table_id == GameTable.id)
+        query = query.where(
+            or_(
+                GameTable.clock_base_s.is_(None),
+                GameTable.clock_base_s < CORRESPONDENCE_FROM_S,
+                any_game.exists(),
+            )
+        )
     if user_ids is not None:
         query = query.where(or_(GameTable.owner_id.in_(user_ids), GameTable.guest_id.in_(user_ids)))
     rows = await db.execute(query)

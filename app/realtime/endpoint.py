@@ -158,4 +158,5 @@ async def websocket_endpoint(websocket: WebSocket) -> None:
         websocket.app.state.budgets.leave(host)
         if await hub.disconnect(conn) and player is not None:
             await presence.disconnected(hub.live, player.id)
-            await pairing.cancel(hub.live, player.id)  # nobody is paired with an absent player
+            # Nobody is paired with an absent player (but by correspondence).
+            await pairing.cancel(hub.live, player.id, gone=True)

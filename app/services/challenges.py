@@ -22,6 +22,7 @@ from app.db import accounts as stored_accounts
 from app.db import challenges as stored
 from app.db.models import Challenge
 from app.services import limits, messages, ratings, seating, table_opening, tables
+from app.services.clocks import clock_payload
 from app.services.errors import Code
 from app.services.events import unix_ms
 from app.services.limits import Bucket
@@ -41,9 +42,7 @@ DECLINE_REASONS = (
 
 def payload(row: Challenge, challenger: str, dest: str, now: float) -> dict[str, Any]:
     """A challenge as both faces show it at `now` (Unix seconds)."""
-    clock = None
-    if row.clock_base_s is not None:
-        clock = {"base": row.clock_base_s, "increment": row.clock_increment_s}
+    clock = clock_payload(row.clock_base_s, row.clock_increment_s)
     status = row.status
     if status == stored.CREATED and as_unix(row.expires_at) <= now:
         status = "expired"

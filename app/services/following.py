@@ -8,7 +8,7 @@ import asyncio
 from app.db.table_log import StoredEvent
 from app.rules import Color, Game, RulesError, get_variant
 from app.services import events, game_cache, timeouts
-from app.services.clocks import GameClock
+from app.services.clocks import GameClock, per_move_ms
 from app.services.live import LivePlay
 from app.services.players import LiveGame, PlayerRef, TableInfo
 from app.status import GameStatus
@@ -71,7 +71,11 @@ def _started(live: LivePlay, event: events.GameStarted) -> LiveGame | None:
         game=Game(get_variant(data["variant"]), start_fen=data["start_fen"]),
         # No clock runs before both sides' first moves, so when it was started is not needed.
         clock=GameClock(
-            table.clock_increment_s * 1000, clocks["black"], clocks["white"], live.clock.time()
+            table.clock_increment_s * 1000,
+            clocks["black"],
+            clocks["white"],
+            live.clock.time(),
+            per_move_ms=per_move_ms(table.clock_base_s),
         )
         if clocks is not None
         else None,

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from app.db.models import Game as GameRow
 from app.rules import Color, get_variant
-from app.services.clocks import GameClock
+from app.services.clocks import GameClock, per_move_ms
 from app.timeutil import as_unix
 
 # No clock runs before this many plies: each side's first move is timed by the first-move
@@ -69,6 +69,7 @@ def stored_clock(row: ClockColumns) -> GameClock | None:
         turn_started=as_unix(row.last_move_at or row.started_at),
         black_berserk=row.black_berserk,
         white_berserk=row.white_berserk,
+        per_move_ms=per_move_ms(row.clock_base_s),
     )
 
 

@@ -22,7 +22,7 @@ from app.db.table_log import StoredEvent
 from app.metrics import GAMES_FINISHED, MOVES_REJECTED
 from app.rules import Color, Outcome, RulesError, Termination
 from app.services import endings, events, game_cache, ratings, refusals, timeouts
-from app.services.clocks import GameClock
+from app.services.clocks import DAY_S, GameClock
 from app.services.commits import MoveCommit
 from app.services.errors import Code
 from app.services.game_state import (
@@ -44,10 +44,13 @@ logger = logging.getLogger(__name__)
 # --- loading -------------------------------------------------------------------------------
 
 
-async def playing_for(live: LivePlay, user_id: int) -> list[dict[str, int]]:
-    """The user's games in progress, so a reconnecting client knows what to watch."""
+async def playing_for(
+    live: LivePlay, user_id: int, *, live_clocks_only: bool = False
+) -> list[dict[str, int]]:
+    """The user's games in progress, so a reconnecting client knows what to watch
+    (`live_clocks_only`: but their correspondence games)."""
     async with live.db.session() as session:
-        rows = await stored_games.playing_for(session, user_id)
+        rows = await stored_games.playing_for(session, user_id, live_clocks_only)
     return [{"table": table_id, "game": game_id} for table_id, game_id in rows]
 
 
@@ -198,7 +201,8 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         # The next side's first move is due (after the game's first move only).
         first_move_due = None
         if outcome is None and not clocks_run(lg.game.ply):
-            first_move_due = now + live.settings.first_move_seconds
+            corr = lg.clock is not None and lg.clock.per_move_ms > 0
+            first_move_due = now + (DAY_S if corr else live.settings.first_move_seconds)
         moved = _move_event(lg, move_text, clock, now, outcome is not None, first_move_due)
         ending: dict[str, Any] = {}
         deadline = None

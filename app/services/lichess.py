@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.services.clocks import days_of
 from app.status import GameStatus
 
 # The time left lichess sends in a game with no clock (Int.MaxValue milliseconds), where
@@ -24,8 +25,9 @@ def variant(key: str) -> dict[str, str]:
 
 
 def speed(base_s: int | None, increment_s: int) -> str:
-    """Lichess's speed category; a game with no clock counts as `correspondence`, as there."""
-    if base_s is None:
+    """Lichess's speed category; a game with no clock counts as `correspondence`, as there,
+    as does one of days per move."""
+    if base_s is None or days_of(base_s) is not None:
         return "correspondence"
     estimate = base_s + 40 * increment_s
     return next((name for name, below in SPEEDS if estimate < below), "classical")
@@ -34,6 +36,9 @@ def speed(base_s: int | None, increment_s: int) -> str:
 def time_control(base_s: int | None, increment_s: int) -> dict[str, Any]:
     if base_s is None:
         return {"type": "unlimited"}
+    days = days_of(base_s)
+    if days is not None:
+        return {"type": "correspondence", "daysPerTurn": days}
     minutes = f"{base_s // 60}" if base_s % 60 == 0 else f"{base_s / 60:g}"
     return {
         "type": "clock",

@@ -32,6 +32,7 @@ from app.db import seeks as stored
 from app.db.table_log import StoredEvent
 from app.ratings.categories import Category, category_of
 from app.services import games, heartbeat, messages, ratings, seating
+from app.services.clocks import DAY_S, clock_payload, days_of
 from app.services.errors import Code
 from app.services.live import LivePlay, PlayError
 from app.services.players import LiveGame, PlayerRef, TableInfo
@@ -53,11 +54,20 @@ class Pool:
     increment_s: int
 
     @property
+    def days(self) -> int | None:
+        """Days per move: a correspondence pool (None: a live one)."""
+        return days_of(self.base_s)
+
+    @property
     def id(self) -> str:
+        if self.days is not None:
+            return f"{self.variant}-{self.days}d"
         return f"{self.variant}-{self.base_s // 60}+{self.increment_s}"
 
     @property
     def name(self) -> str:
+        if self.days is not None:
+            return f"{self.variant.capitalize()} {self.days} days per move"
         return f"{self.variant.capitalize()} {self.base_s // 60}+{self.increment_s}"
 
     @property
@@ -69,7 +79,7 @@ class Pool:
             "id": self.id,
             "name": self.name,
             "variant": self.variant,
-            "clock": {"base": self.base_s, "increment": self.increment_s},
+            "clock": clock_payload(self.base_s, self.increment_s),
             "category": self.category,
         }
 
@@ -85,8 +95,15 @@ POOLS: dict[str, Pool] = {
         Pool("pool", 180, 2),
         Pool("pool", 300, 3),
         Pool("pool", 600, 5),
+        # Correspondence: a seek stays while its player is away, and is paired all the same
+        # (the game waits for them: a day for a first move).
+        Pool("english", 3 * DAY_S, 0),
+        Pool("pool", 3 * DAY_S, 0),
     )
 }
+
+# The pools whose seeks stay while their players are away (their processes too).
+CORRESPONDENCE_POOLS = frozenset(pool.id for pool in POOLS.values() if pool.days is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +165,8 @@ async def seek(
 ) -> messages.Seeking:
     """Wait in a pool (instead of wherever the user waited); the pairing step pairs them."""
     pool = pool_of(pool_id)
-    if await games.playing_for(live, user.id):
+    # Correspondence games go on beside anything; a live game is one at a time.
+    if pool.days is None and await games.playing_for(live, user.id, live_clocks_only=True):
         raise PlayError(Code.GAME_IN_PROGRESS, "finish your game in progress first")
     now = live.clock.time()
     async with live.db.session() as session:
@@ -165,10 +183,11 @@ async def seek(
     return messages.seeking(pool.id, rated, rating)
 
 
-async def cancel(live: LivePlay, user_id: int) -> bool:
-    """Stop waiting; False if the user was not waiting (paired meanwhile, or never)."""
+async def cancel(live: LivePlay, user_id: int, *, gone: bool = False) -> bool:
+    """Stop waiting; False if the user was not waiting (paired meanwhile, or never). `gone`:
+    the user's last connection closed, which ends a live pool's seek only."""
     async with live.db.session() as session:
-        removed = await stored.remove(session, user_id)
+        removed = await stored.remove(session, user_id, keep=CORRESPONDENCE_POOLS if gone else ())
         await session.commit()
     return removed
 
@@ -238,7 +257,7 @@ async def pair_all(live: LivePlay) -> int:
     async with live.db.session() as session:
         now = live.clock.now()
         alive = await heartbeat.alive(session, now, live.settings.heartbeat_seconds)
-        await stored.remove_dead(session, alive | {live.instance})
+        await stored.remove_dead(session, alive | {live.instance}, CORRESPONDENCE_POOLS)
         await session.commit()
         pools = await stored.pools(session)
     made = 0

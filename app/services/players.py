@@ -14,7 +14,7 @@ from app.db import tables as stored_tables
 from app.db.table_log import Executor
 from app.ratings import DEFAULT, Glicko, display, live_rd, provisional
 from app.rules import Color, Game, Result, Termination
-from app.services import events
+from app.services import clocks, events
 from app.services.clocks import GameClock
 from app.status import GameStatus, TableState, TableStatus, UserKind
 from app.timeutil import as_unix
@@ -151,9 +151,7 @@ class TableInfo:
         return user_id is not None and any(p.id == user_id for p in self.players)
 
     def clock_payload(self) -> dict[str, int] | None:
-        if self.clock_base_s is None:
-            return None
-        return {"base": self.clock_base_s, "increment": self.clock_increment_s}
+        return clocks.clock_payload(self.clock_base_s, self.clock_increment_s)
 
     @classmethod
     def of_state(cls, state: Mapping[str, Any]) -> TableInfo:

@@ -135,10 +135,11 @@ async def _gone_instances(live: LivePlay) -> list[tuple[str, datetime | None, li
 
 async def _stand_up_absent(live: LivePlay) -> None:
     """Seats without a game in progress that their holder has not watched for the grace
-    period are given up (the table closes when nobody is left); see `attendance`. A seat with
-    no attendance noted (taken before it was) follows its holder's presence instead."""
+    period are given up (the table closes when nobody is left); see `attendance`. A seat
+    with no attendance noted (taken before it was) follows its holder's presence instead. A
+    correspondence table waiting for its first game keeps its host (as a lobby seek would)."""
     async with live.db.session() as session:
-        seats = await seating.seats_of(session, None)
+        seats = await seating.seats_of(session, None, kept=False)
         if not seats:
             return
         user_ids = sorted({user_id for _, user_id in seats})

@@ -7,12 +7,11 @@ from typing import Any
 from app.db.models import Room
 from app.db.rooms import find_room as find_room
 from app.db.rooms import first_open_room as first_open_room
+from app.services.clocks import clock_payload
 
 
 def room_payload(room: Room) -> dict[str, Any]:
-    clock = None
-    if room.clock_base_s is not None:
-        clock = {"base": room.clock_base_s, "increment": room.clock_increment_s}
+    clock = clock_payload(room.clock_base_s, room.clock_increment_s)
     return {
         "id": room.id,
         "slug": room.slug,

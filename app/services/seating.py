@@ -20,7 +20,7 @@ from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, get_variant
 from app.services import absences, attendance, events, fair_play, game_cache, games, ratings, tables
-from app.services.clocks import GameClock
+from app.services.clocks import GameClock, first_move_allowance, is_correspondence, per_move_ms
 from app.services.errors import Code
 from app.services.live import LivePlay, PlayError, no_table
 from app.services.messages import your_game
@@ -51,6 +51,7 @@ async def create_game(
     now = live.clock.time()
     started = as_datetime(now)
     base_ms = table.clock_base_s * 1000 if table.clock_base_s is not None else None
+    first_move = first_move_allowance(live.settings.first_move_seconds, table.clock_base_s)
     # A rated table's game is casual between accounts that shared an address, or past the
     # pair's rated games for the day (`fair_play`).
     rated = table.rated and (
@@ -81,7 +82,7 @@ async def create_game(
         ai_address=ai_address,
         **(tournament or {}),
         # No clock runs before both sides' first moves: the first side's is due.
-        deadline_at=as_datetime(now + live.settings.first_move_seconds),
+        deadline_at=as_datetime(now + first_move),
     )
     await stored_tables.seat(db, table.id, black.id, white.id)
     if not rated_seats:
@@ -92,7 +93,13 @@ async def create_game(
             black, white = seated.owner, seated.guest
     clock = None
     if base_ms is not None:
-        clock = GameClock(table.clock_increment_s * 1000, base_ms, base_ms, now)
+        clock = GameClock(
+            table.clock_increment_s * 1000,
+            base_ms,
+            base_ms,
+            now,
+            per_move_ms=per_move_ms(table.clock_base_s),
+        )
     lg = LiveGame(
         id=game_id,
         table_id=table.id,
@@ -103,7 +110,7 @@ async def create_game(
         white=white,
         game=Game(get_variant(table.variant), start_fen=table.start_fen),
         clock=clock,
-        first_move_deadline=now + live.settings.first_move_seconds,
+        first_move_deadline=now + first_move,
         rated=rated,
         private=table.private,
     )
@@ -122,6 +129,8 @@ async def create_game(
     elsewhere = [
         p.id for p in (black, white) if not live.connected_here(p.id) and not live.is_ai(p.id)
     ]
+    if is_correspondence(table.clock_base_s):
+        elsewhere = []  # nobody is away from a correspondence game
     for user_id in await _offline(live, db, elsewhere) if elsewhere else ():
         stored += await absences.mark_away(live, db, user_id, now)
         lg.away[lg.colour_of(user_id) or Color.BLACK] = now
@@ -299,29 +308,21 @@ async def leave(live: LivePlay, user: PlayerRef, table_id: int) -> None:
     await live.publish_lobby(table)
 
 
-async def seats_of(db: Executor, user_ids: list[int] | None) -> list[tuple[int, int]]:
+async def seats_of(
+    db: Executor, user_ids: list[int] | None, *, kept: bool = True
+) -> list[tuple[int, int]]:
     """(table, user) for every seat held at a table without a game in progress, by these
-    users (None: by anyone)."""
+    users (None: by anyone); `kept` False: but at correspondence tables waiting for a game."""
     if user_ids is not None and not user_ids:
         return []
     return [
         (table_id, user_id)
-        for table_id, owner, guest in await stored_tables.seats_without_game(db, user_ids)
+        for table_id, owner, guest in await stored_tables.seats_without_game(
+            db, user_ids, kept=kept
+        )
         for user_id in (owner, guest)
         if user_id is not None and (user_ids is None or user_id in user_ids)
     ]
-
-
-async def leave_waiting(live: LivePlay, user: PlayerRef) -> None:
-    """Stand up from every table where `user` sits without a game in progress: the tables
-    they host, and those where their game has ended."""
-    async with live.db.session() as session:
-        seats = await seats_of(session, [user.id])
-    for table_id, _ in sorted(seats):
-        try:
-            await leave(live, user, table_id)
-        except PlayError:
-            continue  # a game started there meanwhile, or they stood up already
 
 
 async def limit_ai_games(

@@ -124,9 +124,10 @@ def _full(game: dict[str, Any], table: dict[str, Any], created_at: float) -> dic
         "createdAt": unix_ms(created_at),
         "clock": (
             {"initial": clock["base"] * 1000, "increment": clock["increment"] * 1000}
-            if clock is not None
+            if clock is not None and "days" not in clock
             else None
         ),
+        **({"daysPerTurn": clock["days"]} if clock is not None and "days" in clock else {}),
         "black": lichess.player(game["black"]),
         "white": lichess.player(game["white"]),
         "initialFen": game["start_fen"] or "startpos",

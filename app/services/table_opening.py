@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db import tables as stored_tables
@@ -16,7 +17,12 @@ from app.services import (
     seating,
     tables,
 )
-from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S
+from app.services.clocks import (
+    CORRESPONDENCE_DAYS,
+    MAX_CLOCK_BASE_S,
+    MAX_CLOCK_INCREMENT_S,
+    Clock,
+)
 from app.services.errors import Code
 from app.services.live import LivePlay, PlayError
 from app.services.players import PlayerRef, read_table
@@ -24,16 +30,19 @@ from app.services.preferences import allows_takebacks
 from app.services.rooms import find_room, first_open_room
 
 
-def parse_clock(clock: dict[str, int] | None) -> tuple[int | None, int]:
+def parse_clock(clock: dict[str, Any] | None) -> tuple[int | None, int]:
+    """A clock as a message or a request gave it (`Clock`'s fields), as stored: base and
+    increment in seconds (a correspondence clock: whole days and none)."""
     if clock is None:
         return None, 0
-    base, increment = clock["base"], clock["increment"]
-    if not 1 <= base <= MAX_CLOCK_BASE_S or not 0 <= increment <= MAX_CLOCK_INCREMENT_S:
+    try:
+        return Clock.model_validate({k: v for k, v in clock.items() if v is not None}).seconds()
+    except ValidationError:
         raise PlayError(
             Code.BAD_MESSAGE,
-            f"clock base must be 1-{MAX_CLOCK_BASE_S} s and increment 0-{MAX_CLOCK_INCREMENT_S} s",
-        )
-    return base, increment
+            f"clock base must be 1-{MAX_CLOCK_BASE_S} s and increment 0-{MAX_CLOCK_INCREMENT_S} s,"
+            f" or days per move one of {', '.join(map(str, CORRESPONDENCE_DAYS))}",
+        ) from None
 
 
 def checked_start(variant: str, start_fen: str | None) -> tuple[Variant, str | None]:

@@ -17,6 +17,7 @@ from app.db.models import Game as GameRow
 from app.db.table_log import StoredEvent
 from app.rules import Color, Game, get_variant
 from app.services import events, game_cache
+from app.services.clocks import first_move_allowance
 from app.services.decisions import decide
 from app.services.errors import Code
 from app.services.game_state import clocks_run, first_turn, standing_takeback, turn_of
@@ -79,7 +80,8 @@ async def _take_back(
         deadline = now + left[turn] / 1000
     first_move_due = None
     if not clocks_run(ply):  # no clock runs before both first moves: the first-move deadline
-        first_move_due = deadline = now + live.settings.first_move_seconds
+        allowance = first_move_allowance(live.settings.first_move_seconds, row.clock_base_s)
+        first_move_due = deadline = now + allowance
     await stored_games.take_back(
         session,
         row,

@@ -21,6 +21,7 @@ from app.db import tournaments as stored
 from app.db.models import Tournament, TournamentPlayer
 from app.ratings.categories import category_of
 from app.services import tournament_scores as scores
+from app.services.clocks import clock_payload
 from app.services.errors import Code
 from app.services.events import unix_ms
 from app.services.live import LivePlay, PlayError
@@ -296,7 +297,7 @@ def summary(row: Tournament, now: float) -> dict[str, Any]:
         "kind": row.kind,
         "name": row.name,
         "variant": row.variant,
-        "clock": {"base": row.clock_base_s, "increment": row.clock_increment_s},
+        "clock": clock_payload(row.clock_base_s, row.clock_increment_s),
         "rated": row.rated,
         "ballot": row.ballot,
         "status": row.status,

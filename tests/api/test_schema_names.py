@@ -18,10 +18,21 @@ def test_the_open_message_takes_the_same_clock_as_the_admin_api() -> None:
     message = protocol.parse('{"type": "open", "room": "x", "clock": {"base": 300}}')
     assert isinstance(message, protocol.Open) and message.clock is not None
     assert (message.clock.base, message.clock.increment) == (300, 0)
-    for clock in ('{"base": 0}', '{"base": 10801}', '{"base": 60, "increment": 181}'):
+    message = protocol.parse('{"type": "open", "room": "x", "clock": {"days": 3}}')
+    assert isinstance(message, protocol.Open) and message.clock is not None
+    assert message.clock.seconds() == (3 * 86_400, 0)  # correspondence: days per move
+    for clock in (
+        '{"base": 0}',
+        '{"base": 10801}',
+        '{"base": 60, "increment": 181}',
+        "{}",
+        '{"days": 4}',
+        '{"days": 3, "increment": 2}',
+        '{"days": 3, "base": 300}',
+    ):
         try:
             protocol.parse(f'{{"type": "open", "room": "x", "clock": {clock}}}')
         except protocol.BadMessage as exc:
-            assert str(exc).startswith("clock.")
+            assert str(exc).startswith("clock"), exc
         else:
             raise AssertionError(f"{clock} was accepted")

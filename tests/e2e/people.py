@@ -144,8 +144,10 @@ def open_table(
     clock: tuple[int, int] | None,
     fen: str = "",
     private: bool = False,
+    days: int | None = None,
 ) -> int:
-    """Open a table from the lobby's dialog; returns its id once the table page shows."""
+    """Open a table from the lobby's dialog (`days`: by correspondence, days per move); returns
+    its id once the table page shows."""
     page.locator(f'[data-room="{room}"]').get_by_role("button", name="Open a table").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Your colour").select_option(colour)
@@ -155,6 +157,8 @@ def open_table(
         dialog.get_by_label("Timed game").check()
         dialog.get_by_label("Minutes").fill(str(clock[0]))
         dialog.get_by_label("Increment (s)").fill(str(clock[1]))
+    if days is not None:
+        dialog.get_by_label("Correspondence").select_option(str(days))
     if fen:
         dialog.get_by_label("Start position (PDN FEN, optional)").fill(fen)
     if private:

@@ -324,13 +324,34 @@ async def test_a_game_from_a_position_through_berserk(server: Served) -> None:
     assert full["state"]["legal_moves"] == ["21-17", "22-17", "22-18"]
 
 
+async def test_a_correspondence_game_through_berserk(server: Served) -> None:
+    """Lichess's `days`: the challenge, the game's start and its stream read as lichess's
+    correspondence games do (`daysPerTurn`, no clock)."""
+    one, two = await new_bot(server, "bkcorr1"), await new_bot(server, "bkcorr2")
+    async with events(server, two) as two_events:
+        made = await call(one.api.challenges.create, "bkcorr2", rated=False, days=3)
+        control = made["timeControl"]
+        assert (control["type"], control["daysPerTurn"]) == ("correspondence", 3)
+        assert made["speed"] == "correspondence"
+        assert made["clock"] == {"base": 3 * 86_400, "increment": 0, "days": 3}
+        await call(two.api.challenges.accept, made["id"])
+        start = await two_events.next("gameStart")
+        assert start["game"]["speed"] == "correspondence"
+    game_id = start["game"]["gameId"]
+    async with following(server, two, lambda api: api.bots.stream_game_state(game_id)) as game:
+        full = await game.next()
+    assert full["clock"] is None and full["daysPerTurn"] == 3
+    assert full["speed"] == "correspondence"
+
+
 BAD_CHALLENGES = {
     "unknown variant": {"variant": "standard"},
     "clock past its bounds": {"clock_limit": 99_999, "clock_increment": 0},
     "negative increment": {"clock_limit": 60, "clock_increment": -1},
     "half a clock": {"clock_limit": 60},
     "not a position": {"position": "not a position"},
-    "correspondence": {"days": 3},
+    "days per move not offered": {"days": 4},
+    "days and a clock": {"days": 3, "clock_limit": 60, "clock_increment": 0},
     "rated from a position": {"position": "W:W21,22:B9,10", "rated": True},
 }
 

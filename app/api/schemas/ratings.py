@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from app.services.ratings import HistoryPoint, LeaderboardEntry, PlayerRating
 
-Category = Literal["bullet", "blitz", "rapid", "classical", "untimed"]
+Category = Literal["bullet", "blitz", "rapid", "classical", "correspondence", "untimed"]
 
 
 class RatingPublic(BaseModel):

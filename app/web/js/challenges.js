@@ -42,7 +42,8 @@ const REASON_LABELS = {
   onlyBot: "Bots only",
 };
 
-/** The clocks a challenge offers: the quick-pairing pools' and a few longer ones. */
+/** The clocks a challenge offers: the quick-pairing pools' and a few longer ones, then days
+ * per move (correspondence: a base of whole days). */
 export const CLOCK_PRESETS = [
   [60, 0],
   [180, 2],
@@ -50,6 +51,9 @@ export const CLOCK_PRESETS = [
   [600, 5],
   [900, 10],
   [1800, 0],
+  [86400, 0],
+  [3 * 86400, 0],
+  [7 * 86400, 0],
 ];
 
 const FLAG = "Challenge!";
@@ -406,7 +410,11 @@ export function openChallengeDialog(target) {
             type: "challenge",
             user: target.name,
             variant: variant.value,
-            clock: clock.value ? { base, increment } : null,
+            clock: !clock.value
+              ? null
+              : base >= 86400
+                ? { days: base / 86400 }
+                : { base, increment },
             colour: colour.value,
             rated: rated.checked,
           };

@@ -86,11 +86,13 @@ export function formatDate(iso) {
   return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
 }
 
-/** Format milliseconds as m:ss, or h:mm:ss past an hour; tenths under ten seconds. */
+/** Format milliseconds as m:ss, or h:mm:ss past an hour, or "2d 23h" past a day (a
+ * correspondence clock); tenths under ten seconds. */
 export function formatClock(ms) {
   if (ms === null || ms === undefined) return "–";
   const clamped = Math.max(0, ms);
   const total = Math.floor(clamped / 1000);
+  if (total >= 86400) return `${Math.floor(total / 86400)}d ${Math.floor((total % 86400) / 3600)}h`;
   const hours = Math.floor(total / 3600);
   const minutes = Math.floor((total % 3600) / 60);
   const seconds = total % 60;
@@ -100,9 +102,14 @@ export function formatClock(ms) {
   return `${minutes}:${ss}`;
 }
 
-/** Format a clock setting: "5+3" minutes + increment seconds, or "untimed". */
+/** Format a clock setting: "5+3" minutes + increment seconds, "3 days per move" (a base of
+ * a day or more: correspondence), or "untimed". */
 export function formatTimeControl(baseSeconds, incrementSeconds) {
   if (baseSeconds === null || baseSeconds === undefined) return "untimed";
+  if (baseSeconds >= 86400) {
+    const days = Math.floor(baseSeconds / 86400);
+    return days === 1 ? "1 day per move" : `${days} days per move`;
+  }
   const base = baseSeconds % 60 === 0 ? String(baseSeconds / 60) : (baseSeconds / 60).toFixed(1);
   return `${base}+${incrementSeconds || 0}`;
 }

@@ -195,6 +195,19 @@ export function render(main, params) {
       max: "180",
       value: String(room.clock ? room.clock.increment : 3),
     });
+    // Correspondence: days per move instead of a clock (the choices the server takes).
+    const days = h(
+      "select",
+      { name: "days", "aria-describedby": "days-help" },
+      h("option", { value: "", text: "No: a live game", selected: !room.clock?.days }),
+      ...[1, 2, 3, 5, 7, 10, 14].map((n) =>
+        h("option", {
+          value: String(n),
+          text: n === 1 ? "1 day per move" : `${n} days per move`,
+          selected: room.clock?.days === n,
+        }),
+      ),
+    );
     const colour = h(
       "select",
       { name: "colour" },
@@ -237,12 +250,14 @@ export function render(main, params) {
               type: "open",
               room: room.slug,
               variant: variant.value,
-              clock: timed.checked
-                ? {
-                    base: Math.round(Number(base.value) * 60),
-                    increment: Number(increment.value) || 0,
-                  }
-                : null,
+              clock: days.value
+                ? { days: Number(days.value) }
+                : timed.checked
+                  ? {
+                      base: Math.round(Number(base.value) * 60),
+                      increment: Number(increment.value) || 0,
+                    }
+                  : null,
               colour: colour.value,
               private: privateBox.checked,
               rated: ratedBox.checked,
@@ -274,6 +289,14 @@ export function render(main, params) {
             class: "muted",
             text: "Fischer clock: each move adds the increment.",
           }),
+          h("label", {}, "Correspondence", days),
+          h("p", {
+            id: "days-help",
+            class: "muted",
+            text:
+              "Days per move: the time is full again after each move, and the game waits " +
+              "while you are away (your seat is kept).",
+          }),
         ),
         h("label", { class: "inline" }, ratedBox, "Rated"),
         ratedHelp,
@@ -289,10 +312,12 @@ export function render(main, params) {
       ),
     );
     const syncClock = () => {
-      base.disabled = !timed.checked;
-      increment.disabled = !timed.checked;
+      timed.disabled = Boolean(days.value);
+      base.disabled = !timed.checked || Boolean(days.value);
+      increment.disabled = !timed.checked || Boolean(days.value);
     };
     timed.addEventListener("change", syncClock);
+    days.addEventListener("change", syncClock);
     syncClock();
     document.body.append(dialog);
     dialog.showModal();

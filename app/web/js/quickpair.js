@@ -1,9 +1,10 @@
 // "Play now": the lobby's quick-pairing panel. The pools (`GET /api/pools`, with how many wait in
 // each, refreshed) are buttons; a click seeks a game in that pool, rated or casual; while the
 // server looks for an opponent the panel shows the pool, the time waited and Cancel, and the game
-// it finds opens at once (`expectGame`). The seek belongs to the lobby page: leaving it, or
-// closing the tab, cancels it; a reconnect while waiting seeks again (the server drops a seek
-// whose connection closed).
+// it finds opens at once (`expectGame`). A live pool's seek belongs to the lobby page: leaving
+// it, or closing the tab, cancels it; a reconnect while waiting seeks again (the server drops a
+// seek whose connection closed). A correspondence pool's seek stays while you are away: the
+// game found is announced wherever you are, and waits a day for your first move.
 
 import { api } from "./api.js";
 import { h, mount } from "./dom.js";
@@ -141,6 +142,13 @@ export function quickPairingPanel() {
     }
   }
 
+  /** Leaving the page: a live seek ends, a correspondence one stays. */
+  function leave() {
+    const pool = pools.find((p) => p.id === (seeking || asked || {}).pool);
+    if (pool && pool.clock && pool.clock.days) return;
+    cancel();
+  }
+
   function cancel() {
     if (!seeking && !asked) return;
     seeking = null;
@@ -187,7 +195,7 @@ export function quickPairingPanel() {
     if (seeking && elapsed) elapsed.textContent = waited(Date.now() - seeking.since);
   }, 1000);
   const refresher = setInterval(load, REFRESH_MS);
-  const onHide = () => cancel();
+  const onHide = () => leave();
   window.addEventListener("pagehide", onHide);
   load();
   drawStatus();
@@ -215,7 +223,7 @@ export function quickPairingPanel() {
   return {
     element,
     stop() {
-      cancel();
+      leave();
       for (const stop of stops) stop();
       clearInterval(ticker);
       clearInterval(refresher);
