@@ -6,7 +6,7 @@ import ipaddress
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveInt, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app import origins
@@ -134,6 +134,25 @@ class Settings(BaseSettings):
     # (comma-separated, such as `https://play.example.com`). Kept as their normalised text.
     allowed_origins: str = ""
 
+    # E-mail (docs/notifications.md): off unless `smtp_host` is set. Mail is written to an
+    # outbox in the transaction of what it tells, and each process's worker sends it through
+    # this SMTP server (`starttls`, implicit `tls`, or `none` on a trusted network), trying
+    # again with back-off (`mail_retry_min_seconds` doubling up to `mail_retry_max_seconds`)
+    # while the server is down.
+    smtp_host: str | None = None
+    smtp_port: Annotated[int, Field(ge=1, le=65535)] = 587
+    smtp_security: Literal["starttls", "tls", "none"] = "starttls"
+    smtp_username: str | None = None
+    smtp_password: SecretStr | None = None
+    mail_from: str = "Checkers <noreply@localhost>"
+    mail_retry_min_seconds: Annotated[float, Field(gt=0)] = 30.0
+    mail_retry_max_seconds: Annotated[float, Field(gt=0)] = 3600.0
+    # How long a process holds the mail it is sending: a crashed process's mail waits this long.
+    mail_lease_seconds: Annotated[float, Field(gt=0)] = 120.0
+    # The address players reach the site at, for the links in mail (confirm, unsubscribe, the
+    # game); unset: http://HOST:PORT.
+    public_url: str | None = None
+
     # Flooding: the messages per second, in units (a ping 1, a snapshot or a write several; see
     # app/realtime/budgets.py), that all the sockets of one client address share, with bursts
     # of twice as many. Beyond, its sockets are read more slowly. 0: no budget.
@@ -150,6 +169,15 @@ class Settings(BaseSettings):
     shutdown_timeout_seconds: Annotated[int, Field(ge=1)] = 10
     database_pool_size: Annotated[int, Field(ge=1)] = 10
     database_max_overflow: Annotated[int, Field(ge=0)] = 20
+
+    @property
+    def mail_enabled(self) -> bool:
+        return self.smtp_host is not None
+
+    @property
+    def site_url(self) -> str:
+        """The site's address, for links in mail (no trailing slash)."""
+        return (self.public_url or f"http://{self.host}:{self.port}").rstrip("/")
 
     @property
     def broker_url(self) -> str:

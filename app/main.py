@@ -26,6 +26,7 @@ from app.api import (
     games,
     health,
     leaderboard,
+    notifications,
     players,
     pools,
     puzzles,
@@ -194,6 +195,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     app.include_router(tournaments.router)
     app.include_router(analysis.router)
     app.include_router(puzzles.router)
+    app.include_router(notifications.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

@@ -63,6 +63,16 @@ async def due(db: Executor, now: datetime) -> list[int]:
     return list((await db.scalars(query)).all())
 
 
+async def to_remind(db: Executor, until: datetime) -> list[int]:
+    """The tournaments starting by `until` whose players were not reminded."""
+    query = select(Tournament.id).where(
+        Tournament.status == CREATED,
+        Tournament.starts_at <= until,
+        Tournament.reminded.is_(False),
+    )
+    return list((await db.scalars(query)).all())
+
+
 async def listing(
     session: AsyncSession, statuses: Sequence[str], limit: int, newest_first: bool
 ) -> list[Tournament]:

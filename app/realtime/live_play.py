@@ -19,6 +19,8 @@ from app.puzzles import shipped as shipped_puzzles
 from app.realtime import budgets
 from app.realtime.hub import Hub
 from app.services import (
+    correspondence,
+    mailer,
     pairing,
     presence,
     puzzles,
@@ -73,6 +75,10 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     pairer = asyncio.create_task(pairing.run(live), name="pairing")
     pruner = asyncio.create_task(retention.run(live), name="log-pruning")
     director = asyncio.create_task(tournament_director.run(live), name="tournaments")
+    alarms = asyncio.create_task(correspondence.run(live), name="correspondence")
+    tasks = [sweeper, pairer, pruner, director, alarms]
+    if live.settings.mail_enabled:
+        tasks.append(asyncio.create_task(mailer.run(live), name="mail"))
     analyses = app.state.analyses = AnalysisRunner(
         live, app.state.settings.analysis_workers, idle=app.state.settings.analysis_idle
     )
@@ -92,7 +98,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-        for task in (sweeper, pairer, pruner, director):
+        for task in tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task

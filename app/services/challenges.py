@@ -21,7 +21,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import accounts as stored_accounts
 from app.db import challenges as stored
 from app.db.models import Challenge
-from app.services import limits, messages, ratings, seating, table_opening, tables
+from app.services import (
+    limits,
+    messages,
+    notifications,
+    ratings,
+    seating,
+    table_opening,
+    tables,
+)
 from app.services.clocks import clock_payload
 from app.services.errors import Code
 from app.services.events import unix_ms
@@ -115,6 +123,8 @@ async def make(
             expires_at=as_datetime(now) + timedelta(seconds=CHALLENGE_SECONDS),
         )
         made = payload(row, user.name, dest.name, live.clock.time())
+        data = {"challenge": row.id, "from": user.name, "variant": variant, "clock": made["clock"]}
+        await notifications.add(live, session, dest.id, "challenge", data)
         await session.commit()
     await live.notify(dest.id, messages.challenge_notice("challenge", made))
     return made

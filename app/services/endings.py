@@ -11,7 +11,7 @@ from app.db.models import Game as GameRow
 from app.db.table_log import Executor, StoredEvent
 from app.metrics import GAMES_FINISHED
 from app.rules import Outcome, Result, Termination
-from app.services import events, ratings
+from app.services import correspondence, events, ratings
 from app.services.game_state import (
     clocks_run,
     stored_clock,
@@ -69,6 +69,7 @@ async def store_ending(
         await stored_tables.close(db, row.table_id, as_datetime(now))
     table = await read_table(db, row.table_id)
     assert table is not None
+    await correspondence.ended(live, db, row, result, termination.value, row.table_id)
     return await live.record(
         db,
         row.table_id,

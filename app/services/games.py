@@ -21,9 +21,17 @@ from app.db import moves as stored_moves
 from app.db.table_log import StoredEvent
 from app.metrics import GAMES_FINISHED, MOVES_REJECTED
 from app.rules import Color, Outcome, RulesError, Termination
-from app.services import endings, events, game_cache, ratings, refusals, timeouts
+from app.services import (
+    correspondence,
+    endings,
+    events,
+    game_cache,
+    ratings,
+    refusals,
+    timeouts,
+)
 from app.services.clocks import DAY_S, GameClock
-from app.services.commits import MoveCommit
+from app.services.commits import MoveCommit, Stored
 from app.services.errors import Code
 from app.services.game_state import (
     away_of,
@@ -239,9 +247,12 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             events=tuple(made),
             **ending,
         )
+        corr = lg.clock is not None and lg.clock.per_move_ms > 0
         try:
-            if outcome is not None and lg.table is not None and lg.table.rated:
+            if outcome is not None and lg.table is not None and (lg.table.rated or corr):
                 stored = await _store_final_move(live, commit, moved, final)
+            elif corr:  # its notice is written with it
+                stored = await _store_correspondence_move(live, commit, made)
             else:
                 stored = await live.writer.store(commit)
         except Exception as exc:
@@ -317,6 +328,26 @@ async def _store_final_move(
         table = await read_table(session, commit.table_id)
         made = [moved, *final.events(live, rating_change, table)]
         stored = await live.record(session, commit.table_id, made, commit.at)
+        outcome = final.outcome
+        await correspondence.ended(
+            live, session, row, outcome.result(), outcome.termination.value, commit.table_id
+        )
+        await session.commit()
+    return stored
+
+
+async def _store_correspondence_move(
+    live: LivePlay, commit: MoveCommit, made: list[events.TableEvent]
+) -> Stored:
+    """Store a correspondence game's move in a transaction of its own, with the notice that
+    tells the opponent it is their move (the writer's batches hold no notice). Such moves are
+    days apart: the writer's batching is not missed."""
+    async with live.db.session() as session:
+        row = await stored_moves.write_one(session, commit)
+        if row is None:
+            return None
+        stored = await live.record(session, commit.table_id, made, commit.at)
+        await correspondence.moved(live, session, row, commit.ply, commit.table_id)
         await session.commit()
     return stored
 

@@ -107,6 +107,8 @@ class LivePlay:
         self.table_waiters: dict[int, set[asyncio.Event]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stood_up_at = float("-inf")  # when the sweep last looked for absent players
+        # Set when this process writes mail to the outbox: its worker sends it at once.
+        self.mail_wanted = asyncio.Event()
         self._ringing_failed = False
         # The live processes as game starts see them, read at most once a second.
         self.alive = heartbeat.AliveCache(ALIVE_CACHE_SECONDS, self.clock)

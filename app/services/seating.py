@@ -12,14 +12,24 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db import ai as stored_ai
 from app.db import games as stored_games
 from app.db import presence as presence_db
 from app.db import rooms as stored_rooms
 from app.db import tables as stored_tables
 from app.db.table_log import Executor, StoredEvent
 from app.rules import Color, Game, Result, get_variant
-from app.services import absences, attendance, events, fair_play, game_cache, games, ratings, tables
+from app.services import (
+    absences,
+    ai_limits,
+    attendance,
+    correspondence,
+    events,
+    fair_play,
+    game_cache,
+    games,
+    ratings,
+    tables,
+)
 from app.services.clocks import GameClock, first_move_allowance, is_correspondence, per_move_ms
 from app.services.errors import Code
 from app.services.live import LivePlay, PlayError, no_table
@@ -130,7 +140,9 @@ async def create_game(
         p.id for p in (black, white) if not live.connected_here(p.id) and not live.is_ai(p.id)
     ]
     if is_correspondence(table.clock_base_s):
-        elsewhere = []  # nobody is away from a correspondence game
+        elsewhere = []  # nobody is away from a correspondence game; both are told it started
+        assert isinstance(db, AsyncSession)
+        await correspondence.started(live, db, lg)
     for user_id in await _offline(live, db, elsewhere) if elsewhere else ():
         stored += await absences.mark_away(live, db, user_id, now)
         lg.away[lg.colour_of(user_id) or Color.BLACK] = now
@@ -267,7 +279,7 @@ async def rematch(
         against_ai = any(live.is_ai(p.id) for p in players)
         if against_ai:
             await stored_tables.lock_host(session, user.id)
-            await limit_ai_games(live, session, user, address)
+            await ai_limits.limit_ai_games(live, session, user, address)
         lg, stored = await create_game(
             live,
             session,
@@ -323,33 +335,6 @@ async def seats_of(
         for user_id in (owner, guest)
         if user_id is not None and (user_ids is None or user_id in user_ids)
     ]
-
-
-async def limit_ai_games(
-    live: LivePlay, db: Executor, user: PlayerRef, address: str | None
-) -> None:
-    """Refuse a new game against the computer beyond AI_GAMES_PER_USER games of `user`'s or
-    AI_GAMES_PER_ADDRESS started from `address` in progress (`too_many_ai_games`), so that
-    one person cannot keep the computer's workers busy. The caller holds `user`'s row; the
-    address's lock makes its starts at once count each other."""
-    settings = live.settings
-    if address is not None:
-        await stored_ai.lock_address(db, address)
-        await stored_ai.forget_addresses(db)
-    playing = await stored_ai.playing_against(db, user.id, list(live.ai_levels))
-    if playing >= settings.ai_games_per_user:
-        raise PlayError(
-            Code.TOO_MANY_AI_GAMES,
-            f"you already play {playing} games against the computer: finish one first",
-        )
-    if address is not None and await stored_ai.playing_from(db, address) >= (
-        most := settings.ai_games_per_address
-    ):
-        raise PlayError(
-            Code.TOO_MANY_AI_GAMES,
-            f"{most} games against the computer are in progress from your address: "
-            "finish one first",
-        )
 
 
 async def store_table(

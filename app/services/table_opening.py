@@ -13,6 +13,7 @@ from app.db import tables as stored_tables
 from app.db.models import Room
 from app.rules import Game, RulesError, Variant, get_variant
 from app.services import (
+    ai_limits,
     ratings,
     seating,
     tables,
@@ -185,7 +186,7 @@ async def open_ai_table(
             found = await find_room(session, room_ref, lock=True)
         room = _check_room(found, room_ref)
         await _may_host(live, session, user)
-        await seating.limit_ai_games(live, session, user, address)
+        await ai_limits.limit_ai_games(live, session, user, address)
         table, _ = await seating.store_table(
             session,
             room.id,

@@ -32,8 +32,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db import presence as stored_presence
 from app.db import tournaments as stored
 from app.db.models import Tournament
-from app.services import heartbeat, seating
+from app.services import heartbeat, notifications, seating
 from app.services import tournament_scores as scores
+from app.services.events import unix_ms
 from app.services.live import LivePlay
 from app.services.players import PlayerRef
 from app.services.tournament_games import Started, finish, start_game
@@ -45,6 +46,8 @@ from app.tournaments import arena, round_robin
 logger = logging.getLogger(__name__)
 
 DIRECTOR_SECONDS = 1.0
+# Players are told this long before a tournament of theirs starts (`tournament_soon`).
+REMIND = timedelta(minutes=5)
 # Games an arena's step starts at most: a wave of hundreds starts over a few seconds rather
 # than in one burst that would hold up the moves of every game in play meanwhile.
 WAVE_GAMES_PER_STEP = 50
@@ -63,9 +66,33 @@ async def run(live: LivePlay) -> None:
             logger.warning("the tournament director's step failed; retrying", exc_info=True)
 
 
+async def remind(live: LivePlay) -> int:
+    """Tell the players of each tournament starting within `REMIND_SECONDS` (once; in the
+    transaction that marks it reminded); how many tournaments."""
+    async with live.db.session() as session:
+        soon = await stored.to_remind(session, live.clock.now() + REMIND)
+    for tournament_id in soon:
+        async with live.db.session() as session:
+            row = await stored.lock(session, tournament_id)
+            if row is None or row.reminded or row.status != stored.CREATED:
+                continue
+            row.reminded = True
+            data = {
+                "tournament": row.id,
+                "name": row.name,
+                "starts_at": unix_ms(as_unix(row.starts_at)),
+            }
+            for player in await stored.players(session, row.id):
+                if player.active:
+                    await notifications.add(live, session, player.user_id, "tournament_soon", data)
+            await session.commit()
+    return len(soon)
+
+
 async def step_all(live: LivePlay, seen: dict[int, int] | None = None) -> int:
     """Step every tournament due; how many changed. `seen`: each tournament's ended games as
     this process last counted them (see `step`)."""
+    await remind(live)
     async with live.db.session() as session:
         due = await stored.due(session, live.clock.now())
     changed = 0

@@ -1,11 +1,13 @@
 """SQLAlchemy models: the whole schema, mirrored by the alembic migrations (a test compares
 them). `base` holds the declarative base and the id limits; `people`, `play`, `ratings` and
 `tournaments` the tables of accounts, of play, of ratings and of tournaments; `analysis` the
-games' analyses; `puzzles` the puzzles and their players. Importing this package registers
+games' analyses; `puzzles` the puzzles and their players; `notifications` the inboxes, the
+e-mail outbox and conditional moves. Importing this package registers
 them all."""
 
 from app.db.models.analysis import GameAnalysis
 from app.db.models.base import MAX_EVENT_SEQ, MAX_ID, NAMING_CONVENTION, Base, BigId
+from app.db.models.notifications import ConditionalMoves, Notification, OutboxMail
 from app.db.models.people import (
     AccountAddress,
     Attendance,
@@ -32,10 +34,13 @@ __all__ = [
     "Base",
     "BigId",
     "Challenge",
+    "ConditionalMoves",
     "Game",
     "GameAnalysis",
     "GameTable",
     "Move",
+    "Notification",
+    "OutboxMail",
     "Presence",
     "Puzzle",
     "PuzzlePlayer",

@@ -46,6 +46,14 @@ class User(Base):
     # The account's takeback preference: off, no takeback is asked in its games, by it or of
     # it, and the tables it opens default to none (`app.services.takebacks`).
     takebacks: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # E-mail (`app.services.email_settings`): the confirmed address; one waiting for its
+    # confirmation link (the token's SHA-256); the account's key of its unsubscribe links;
+    # the kinds of notice it wants no mail of.
+    email: Mapped[str | None] = mapped_column(String(254))
+    email_pending: Mapped[str | None] = mapped_column(String(254))
+    email_token_hash: Mapped[str | None] = mapped_column(String(64))
+    email_key: Mapped[str | None] = mapped_column(String(64))
+    email_off: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
 
     __table_args__ = (
         # Names are unique whatever their case: a name is looked up by its lower case when its

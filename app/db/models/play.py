@@ -149,6 +149,9 @@ class Game(Base):
     # An arena player who went berserk: half their clock, no increment, a point more for a win.
     black_berserk: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     white_berserk: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A correspondence game: the ply whose time alarm (80 % of the move's time used) was given,
+    # so that it is given once per move (`app.services.alarms`).
+    alarm_ply: Mapped[int | None] = mapped_column(Integer)
 
     __table_args__ = (
         # (…, is_private, started_at, id) serve the archive's keyset pages without a sort step,

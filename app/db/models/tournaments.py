@@ -45,6 +45,8 @@ class Tournament(Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     cancel_reason: Mapped[str | None] = mapped_column(String(200))  # as its canceller said
+    # Its players were told it is about to start (once).
+    reminded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
 
     __table_args__ = (
         # What the director looks at every second: the tournaments not over, by start.
