@@ -47,7 +47,7 @@ def _body(site: str, kind: str, data: dict[str, Any], line: str, unsubscribe: st
         f"Play your move: {link}\n\n"
         f"--\nYou get this mail because you asked for mail about {MAIL_KIND_NAMES[kind]}.\n"
         f"Stop these mails with one click: {unsubscribe}\n"
-        f"Choose which mails you get: {site}/#/settings\n"
+        f"Choose which mails you get: {site}/#/inbox\n"
     )
 
 

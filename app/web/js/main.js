@@ -4,6 +4,7 @@
 import { forgetChallenges, startChallenges } from "./challenges.js";
 import { askOnce, notifySwitch } from "./desktop.js";
 import { h, mount, setTitle, toast } from "./dom.js";
+import { startInbox } from "./inbox.js";
 import { live } from "./live.js";
 import { announce, forgetMyGames, startMyGames } from "./mygames.js";
 import { forgetMyTournaments, startMyTournaments } from "./mytournaments.js";
@@ -28,6 +29,7 @@ const routes = [
   [/^\/analysis$/, () => import("./analysisboard.js"), () => ({})],
   [/^\/puzzles$/, () => import("./puzzles.js"), () => ({})],
   [/^\/puzzles\/(\d+)$/, () => import("./puzzles.js"), (m) => ({ id: Number(m[1]) })],
+  [/^\/inbox$/, () => import("./inbox.js"), () => ({})],
   [/^\/admin$/, () => import("./admin.js"), () => ({})],
 ];
 
@@ -93,7 +95,9 @@ const header = document.querySelector(".site-header");
 new ResizeObserver(() => {
   document.documentElement.style.setProperty("--header-height", `${header.offsetHeight}px`);
 }).observe(header);
-header.append(muteSwitch(), notifySwitch());
+const inboxSlot = h("span", { class: "inbox" });
+header.append(inboxSlot, muteSwitch(), notifySwitch());
+startInbox(inboxSlot);
 // The board and piece colours chosen, for every board.
 const applyThemes = () => {
   document.documentElement.dataset.board = prefs.board;
