@@ -23,6 +23,7 @@ from app.api import (
     auth,
     bot,
     challenges,
+    correspondence,
     games,
     health,
     leaderboard,
@@ -196,6 +197,7 @@ def create_app(settings: Settings | None = None, clock: Clock | None = None) -> 
     app.include_router(analysis.router)
     app.include_router(puzzles.router)
     app.include_router(notifications.router)
+    app.include_router(correspondence.router)
 
     # The browser client, last: a mount at "/" answers every path no route above has claimed.
     app.mount("/", WebFiles(directory=WEB_DIR, html=True), name="web")

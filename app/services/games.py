@@ -22,6 +22,7 @@ from app.db.table_log import StoredEvent
 from app.metrics import GAMES_FINISHED, MOVES_REJECTED
 from app.rules import Color, Outcome, RulesError, Termination
 from app.services import (
+    conditional,
     correspondence,
     endings,
     events,
@@ -277,6 +278,9 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
                 await endings.table_changed(live, lg.table_id)
         else:
             timeouts.arm(live, lg)
+            if corr:  # the player now to move may have a reply waiting for this move
+                owner = lg.black.id if lg.game.position.turn is Color.BLACK else lg.white.id
+                live.spawn(conditional.after_move(live, game_id, owner, lg.game.ply, move_text))
 
 
 def _clock_after(clock: GameClock | None, mover: Color, ply: int, now: float) -> GameClock | None:
