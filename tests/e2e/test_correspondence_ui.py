@@ -1,5 +1,5 @@
 """Correspondence games in the browser: a table opened with days per move is listed so, its
-clocks read in days, and the game waits a day for each first move."""
+clocks read in days, and a player's conditional moves answer the opponent at once."""
 
 from __future__ import annotations
 
@@ -31,6 +31,20 @@ def test_a_correspondence_table_is_listed_and_played_in_days(
     square(ann, 11).click()
     square(ann, 15).click()
     expect_moves(ben, ["11-15"])
+    # Ann answers Ben's likely move ahead of time; Ben never sees it.
+    panel = ann.get_by_role("region", name="Conditional moves")
+    panel.get_by_label("Lines: their move, your reply…").fill("22-18 15x22\n23-19 8-11")
+    panel.get_by_role("button", name="Save conditional moves").click()
+    expect(panel.get_by_role("status")).to_have_text("2 lines waiting for your opponent's move.")
+    theirs = ben.get_by_role("region", name="Conditional moves")
+    expect(theirs.get_by_role("status")).to_have_text(
+        "Your move: conditional moves wait for your opponent's."
+    )
+    expect(theirs.get_by_label("Lines: their move, your reply…")).to_be_hidden()
+    square(ben, 22).click()
+    square(ben, 18).click()
+    expect_moves(ben, ["11-15", "22-18", "15x22"])  # played for Ann at once
+    expect_moves(ann, ["11-15", "22-18", "15x22"])
     for person in people:
         assert person.errors == []
         person.context.close()

@@ -8,6 +8,7 @@
 // the table is caught up, or refused in words. A premove waits for the opponent's move. The
 // game's moves can be stepped through (the move list, ← →, End back to the live position).
 
+import { conditionalPanel } from "./conditional.js";
 import { Board, CAPTURE_NOTICE, labelsSwitch, themeSwitches } from "./board.js";
 import { GameClocks } from "./clocks.js";
 import { Positions } from "./positions.js";
@@ -195,6 +196,7 @@ export function render(main, params, search) {
     h("h2", { id: "moves-title", text: "Moves" }),
     list,
   );
+  const conditional = conditionalPanel();
   const chatPanel = h(
     "section",
     { class: "panel chat-panel", "aria-labelledby": "chat-title" },
@@ -243,6 +245,7 @@ export function render(main, params, search) {
           { class: "side-panel" },
           controlsBeside,
           movesPanel,
+          conditional.element,
           chatPanel,
           viewTools,
         ),
@@ -709,6 +712,12 @@ export function render(main, params, search) {
     drawBanner();
     drawChannel();
     drawMoveStatus();
+    conditional.update({
+      game,
+      mine: Boolean(myColour()),
+      myTurn: Boolean(game && game.turn === myColour()),
+      days: table && table.clock ? table.clock.days : null,
+    });
     if (game && game.moves && game.moves.length) {
       renderMoveList(list, {
         moves: game.moves,
