@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -61,6 +61,22 @@ async def mark_read(
         query = query.where(Notification.id.in_(ids))
     result = await db.execute(query.values(read_at=at))
     return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def prune(db: Executor, notices_before: datetime, mail_before: datetime, limit: int) -> int:
+    """Delete up to `limit` notices made before `notices_before` and as many mails sent before
+    `mail_before`; how many rows in all."""
+    old_notices = (
+        select(Notification.id).where(Notification.created_at < notices_before).limit(limit)
+    )
+    gone = await db.execute(delete(Notification).where(Notification.id.in_(old_notices)))
+    old_mail = (
+        select(OutboxMail.id)
+        .where(OutboxMail.sent_at.is_not(None), OutboxMail.sent_at < mail_before)
+        .limit(limit)
+    )
+    sent = await db.execute(delete(OutboxMail).where(OutboxMail.id.in_(old_mail)))
+    return int(gone.rowcount) + int(sent.rowcount)  # type: ignore[attr-defined]
 
 
 # --- mail ----------------------------------------------------------------------------------

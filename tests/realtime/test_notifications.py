@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from app.services import retention
 from app.services.correspondence import SWEEP_SECONDS
 from tests.support.server import Served
 from tests.support.ws import Client, connect, member_token, start_game
@@ -156,3 +157,19 @@ async def test_players_are_reminded_of_a_tournament_about_to_start(server: Serve
         assert reminded["data"]["tournament"] == made["id"]
         assert reminded["text"] == "The tournament Sunday arena starts soon."
     assert len((await inbox(server, token))["data"]) == 1
+
+
+async def test_old_notices_are_pruned(server: Served) -> None:
+    """Kept 90 days in the inbox; the pruning (every process, every minute) deletes older."""
+    tokens = [await member_token(server.url, name) for name in ("old1", "old2")]
+    async with connect(server.url, tokens[0]) as one, connect(server.url, tokens[1]) as two:
+        await one.send(type="challenge", user="old2")
+        await notice(two, "challenge")
+    live = server.app.state.live
+    server.clock.advance(89 * DAY)
+    assert await retention.prune_notices(live) == 0
+    assert len((await inbox(server, tokens[1]))["data"]) == 1
+    # (The server's own pruning runs too when the clock moves past its minute: either deletes.)
+    server.clock.advance(2 * DAY)
+    await retention.prune_notices(live)
+    assert (await inbox(server, tokens[1]))["data"] == []
