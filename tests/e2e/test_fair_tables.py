@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.e2e.conftest import running_server
 from tests.e2e.people import arrive, expect_moves, open_table, register, square
@@ -63,6 +63,37 @@ def test_a_player_who_leaves_a_waiting_table_is_stood_up(browser: Browser, tmp_p
         for person in people:
             assert person.errors == []
             person.context.close()
+
+
+def test_a_host_who_leaves_before_the_table_page_has_loaded_is_stood_up(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The host clicks away before the table's page has rendered (its script is slow on a
+    busy machine; here it never comes): the watch the server began with the table still ends,
+    so the seat is given up. (Before, the page that never rendered never sent `unwatch`, and
+    the host, still connected, kept the seat.)"""
+    with running_server(tmp_path, disconnect_grace_seconds=1.0) as server:
+        people = [arrive(browser, server.url), arrive(browser, server.url)]
+        kay, onlooker = (person.page for person in people)
+        register(kay, "kay")
+        kay.route("**/js/game.js", lambda route: route.abort())
+        open_table_quickly(kay)
+        listed = onlooker.locator('[data-table="1"]')
+        expect(listed).to_contain_text("kay")
+        kay.get_by_role("link", name="Archive").click()
+        expect(listed).to_have_count(0)
+        assert people[1].errors == []  # (Kay's page says that the table's script failed)
+        for person in people:
+            person.context.close()
+
+
+def open_table_quickly(page: Page) -> None:
+    """Open a table from the lobby's dialog, not waiting for the table's page."""
+    page.locator('[data-room="english-casual"]').get_by_role("button", name="Open a table").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Timed game").uncheck()
+    dialog.get_by_role("button", name="Open table").click()
+    expect(page).to_have_url(re.compile(r"#/table/1$"))
 
 
 def test_first_moves_have_a_deadline_and_a_game_nobody_starts_is_aborted(

@@ -71,6 +71,7 @@ export function computerPanel() {
     const stop = live.on("table", (snapshot) => {
       stop();
       submit.disabled = false;
+      live.adopt(snapshot.table.id);
       location.hash = `#/table/${snapshot.table.id}`;
     });
     const sent = live.send(message, (err) => {

@@ -272,6 +272,30 @@ class Live {
     return this.release(id, entry, holder);
   }
 
+  /**
+   * The server watches table `id` for this connection already (its `open` or `play_ai`
+   * answered with the snapshot): hold that watch until the page leaves the table's address,
+   * so that a page left before the table's own page took the table over (a quick click away)
+   * still sends `unwatch`. Nothing is sent now.
+   */
+  adopt(id) {
+    let entry = this.tables.get(id);
+    if (!entry) {
+      entry = { v: null, epoch: null, invite: null, handlers: new Set(), onError: null };
+      this.tables.set(id, entry);
+    }
+    const holder = { handler: () => {}, onError: null };
+    entry.handlers.add(holder);
+    const release = this.release(id, entry, holder);
+    const onTable = new RegExp(`^#/table/${id}(\\?|$)`);
+    const leave = () => {
+      if (onTable.test(location.hash)) return;
+      window.removeEventListener("hashchange", leave);
+      release();
+    };
+    window.addEventListener("hashchange", leave);
+  }
+
   release(id, entry, holder) {
     return () => {
       if (this.tables.get(id) !== entry || !entry.handlers.delete(holder)) return;

@@ -329,6 +329,7 @@ export function render(main, params) {
     const stop = live.on("table", (snapshot) => {
       stop();
       dialog.close();
+      live.adopt(snapshot.table.id);
       const invite = snapshot.table.invite;
       location.hash = `#/table/${snapshot.table.id}${invite ? `?invite=${encodeURIComponent(invite)}` : ""}`;
     });
