@@ -87,6 +87,8 @@ def valid_body(method: str, path: str) -> dict[str, Any] | None:
         return {"listed": True}
     if method == "PUT" and path == "/api/tournaments/{tournament_id}":  # a tournament's settings
         return {"kind": "arena", "name": "Testing", "minutes": 10, "clock": {"base": 60}}
+    if method == "PUT" and path == "/api/games/{game_id}/conditional":  # conditional moves
+        return {"lines": [["22-18", "15x22"]]}
     if method != "POST":
         return None
     if path.endswith("/adjudicate"):
