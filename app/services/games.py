@@ -208,9 +208,9 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
         outcome = lg.game.outcome()
         move_text = str(move)
         # The next side's first move is due (after the game's first move only).
+        corr = lg.clock is not None and lg.clock.per_move_ms > 0  # days per move
         first_move_due = None
         if outcome is None and not clocks_run(lg.game.ply):
-            corr = lg.clock is not None and lg.clock.per_move_ms > 0
             first_move_due = now + (DAY_S if corr else live.settings.first_move_seconds)
         moved = _move_event(lg, move_text, clock, now, outcome is not None, first_move_due)
         ending: dict[str, Any] = {}
@@ -248,7 +248,6 @@ async def play_move(live: LivePlay, user_id: int, game_id: int, text: str, ply: 
             events=tuple(made),
             **ending,
         )
-        corr = lg.clock is not None and lg.clock.per_move_ms > 0
         try:
             if outcome is not None and lg.table is not None and (lg.table.rated or corr):
                 stored = await _store_final_move(live, commit, moved, final)
