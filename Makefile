@@ -49,9 +49,10 @@ typecheck: install-dev
 # multi-host deploy test) by themselves. pytest exits 5 when it collected nothing; that is not a
 # failure. PYTEST_ARGS go to both runs (for example `--cov=app --cov-append`).
 WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
-PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist load
+# The 30 slowest tests are listed at the end of the parallel run: where the suite's time goes.
+PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist load --durations=30
 pytest: install-dev
-	@echo "pytest: about ten minutes on two cores with PostgreSQL, Redis, Chromium and haproxy." \
+	@echo "pytest: about fifteen minutes on two cores with PostgreSQL, Redis, Chromium and haproxy." \
 		"What a missing component leaves out is skipped with the reason and counted at the end:" \
 		"PostgreSQL without TEST_DATABASE_URL, Redis without a server at TEST_REDIS_URL" \
 		"(default redis://127.0.0.1:6379/0), the browser tests without Chromium, the multi-host" \
