@@ -33,6 +33,7 @@ def test_a_correspondence_table_is_listed_and_played_in_days(
     expect_moves(ben, ["11-15"])
     # Ann answers Ben's likely move ahead of time; Ben never sees it.
     panel = ann.get_by_role("region", name="Conditional moves")
+    expect(panel.get_by_role("status")).to_have_text("None stored.")
     panel.get_by_label("Lines: their move, your reply…").fill("22-18 15x22\n23-19 8-11")
     panel.get_by_role("button", name="Save conditional moves").click()
     expect(panel.get_by_role("status")).to_have_text("2 lines waiting for your opponent's move.")

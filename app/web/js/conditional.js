@@ -21,6 +21,10 @@ export function conditionalPanel() {
   const save = h("button", { type: "submit", text: "Save conditional moves" });
   let gameId = null;
   let ply = null;
+  let edited = false; // typed in since the lines were last shown: a late load keeps the typing
+  lines.addEventListener("input", () => {
+    edited = true;
+  });
   const form = h(
     "form",
     {
@@ -32,7 +36,7 @@ export function conditionalPanel() {
           .map((row) => row.trim().split(/[\s,]+/).filter(Boolean))
           .filter((row) => row.length);
         try {
-          show(await api.put(`/api/games/${gameId}/conditional`, { lines: parsed }));
+          show(await api.put(`/api/games/${gameId}/conditional`, { lines: parsed }), true);
         } catch (err) {
           error.textContent = err.message;
         }
@@ -57,9 +61,13 @@ export function conditionalPanel() {
     error,
   );
 
-  function show(found) {
+  /** The lines stored; `saved`: just saved from what was typed (else they were read). */
+  function show(found, saved = false) {
     if (found.ply !== ply) return; // an answer about a position the game has left
-    lines.value = found.lines.map((line) => line.join(" ")).join("\n");
+    if (saved || !edited) {
+      lines.value = found.lines.map((line) => line.join(" ")).join("\n");
+      edited = false;
+    }
     status.textContent = found.lines.length
       ? `${found.lines.length} line${found.lines.length > 1 ? "s" : ""} waiting for your opponent's move.`
       : "None stored.";
@@ -80,6 +88,7 @@ export function conditionalPanel() {
       if (gameId === game.id && ply === game.ply) return;
       gameId = game.id;
       ply = game.ply;
+      edited = false;
       api.get(`/api/games/${game.id}/conditional`).then(show, (err) => {
         error.textContent = err.message;
       });
