@@ -21,10 +21,10 @@ async def names(db: Executor, user_ids: Collection[int]) -> dict[int, str]:
     return {user_id: name for user_id, name in rows.all()}
 
 
-async def alarm_candidates(db: Executor, until: datetime) -> Sequence[Any]:
-    """The correspondence games in progress whose move falls due by `until` and whose alarm
-    for that move was not given: id, table_id, black_id, white_id, variant, start_fen,
-    ply_count, deadline_at, clock_base_s."""
+async def alarm_candidates(db: Executor) -> Sequence[Any]:
+    """The correspondence games in progress whose alarm for the move awaited was not given:
+    id, table_id, black_id, white_id, variant, start_fen, ply_count, deadline_at,
+    clock_base_s."""
     rows = await db.execute(
         select(
             Game.id,
@@ -39,7 +39,7 @@ async def alarm_candidates(db: Executor, until: datetime) -> Sequence[Any]:
         ).where(
             Game.status == GameStatus.PLAYING,
             Game.clock_base_s >= CORRESPONDENCE_FROM_S,
-            Game.deadline_at <= until,
+            Game.deadline_at.is_not(None),
             or_(Game.alarm_ply.is_(None), Game.alarm_ply != Game.ply_count),
         )
     )

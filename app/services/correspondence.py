@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -61,12 +60,7 @@ async def moved(
 ) -> None:
     """Tell the player now to move in a correspondence game (`ply` plies played) that it is
     their move, in the transaction that stores the move."""
-    turn = first_turn(row.variant, row.start_fen)
-    if ply % 2:
-        turn = turn.other
-    mover, other = (
-        (row.black_id, row.white_id) if turn is Color.BLACK else (row.white_id, row.black_id)
-    )
+    mover, other = _to_move(row.variant, row.start_fen, ply, row.black_id, row.white_id)
     if mover is None or other is None or live.is_ai(mover):
         return
     found = await stored.names(session, [other])
@@ -105,12 +99,21 @@ async def ended(
         await notifications.add(live, session, player, "game_ended", data)
 
 
+def _to_move(
+    variant: str, start_fen: str | None, ply: int, black: int | None, white: int | None
+) -> tuple[int | None, int | None]:
+    """The player to move after `ply` plies, and the other."""
+    turn = first_turn(variant, start_fen)
+    if ply % 2:
+        turn = turn.other
+    return (black, white) if turn is Color.BLACK else (white, black)
+
+
 async def alarm_due(live: LivePlay) -> int:
     """Give the time alarm of every correspondence move 80 % used; how many were given."""
     now = live.clock.now()
-    # A move's alarm comes a fifth of its time (at most 14 days) before its deadline.
     async with live.db.session() as session:
-        rows = await stored.alarm_candidates(session, now + timedelta(days=14))
+        rows = await stored.alarm_candidates(session)
     given = 0
     for game_id, table_id, black_id, white_id, variant, fen, ply, deadline, base in rows:
         if deadline is None or base is None:
@@ -119,10 +122,7 @@ async def alarm_due(live: LivePlay) -> int:
         due = as_unix(deadline)
         if not due - (1 - ALARM_SHARE) * allowance <= as_unix(now) < due:
             continue
-        turn = first_turn(variant, fen)
-        if ply % 2:
-            turn = turn.other
-        mover, other = (black_id, white_id) if turn is Color.BLACK else (white_id, black_id)
+        mover, other = _to_move(variant, fen, ply, black_id, white_id)
         async with live.db.session() as session:
             if not await stored.mark_alarm(session, game_id, ply):
                 continue  # moved meanwhile, or given by another process
