@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     login_max_failures: int = 5
     login_window_seconds: int = 300
 
-    # Fair play (`app.services.fair_play`): a game at a rated table is casual between accounts
+    # Fair play (`app.ratings.fair_play`): a game at a rated table is casual between accounts
     # that used one address within this many days, and beyond this many rated games a day
     # between the same two players; a rating that rose this much in a week against at most
     # this many opponents is queued for a moderator.
@@ -68,7 +68,7 @@ class Settings(BaseSettings):
     # How often each process compares its tables with the event log (catching up rings lost
     # with the broker), flags clocks that ran out and stands up players who did not come back.
     sweep_seconds: float = 1.0
-    # A closed table's events are deleted this long after it closed (`app.services.retention`;
+    # A closed table's events are deleted this long after it closed (`app.live.retention`;
     # its games' moves stay in the archive); 0 keeps them for ever.
     table_log_retention_days: Annotated[float, Field(ge=0)] = 7.0
 
@@ -96,7 +96,7 @@ class Settings(BaseSettings):
     analyses_per_day: PositiveInt = 20
     analyses_per_address_per_day: PositiveInt = 50
 
-    # Abuse limits: log-in, registration, guests (see app.services.limits; the pair limit is
+    # Abuse limits: log-in, registration, guests (see app.accounts.limits; the pair limit is
     # login_max_failures, in login_window_seconds, above).
     login_address_max_failures: PositiveInt = 20  # per address across names, per window
     login_name_max_failures: PositiveInt = 20  # per name across addresses, per window

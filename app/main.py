@@ -34,9 +34,10 @@ from app.api import (
     rooms,
     tournaments,
 )
-from app.api.errors import install_error_handlers
+from app.api.common.errors import install_error_handlers
 from app.broker import create_broker
 from app.clock import Clock
+from app.computer.service import AIPlayers
 from app.config import Settings, get_settings
 from app.db.engine import Database
 from app.headers import SecurityHeadersMiddleware
@@ -47,7 +48,6 @@ from app.realtime import limits
 from app.realtime.live_play import run_live_play
 from app.realtime.uvicorn_log import quiet_uvicorn
 from app.redaction import install as redact_tokens_in_logs
-from app.services.ai import AIPlayers
 
 WEB_DIR = Path(__file__).parent / "web"
 

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 
+from app.accounts.service import password_hasher
 from app.config import Settings
 from app.db.migrate import upgrade
 from app.main import create_app
-from app.services.accounts import password_hasher
 
 PASSWORD = "correct-horse-battery"
 

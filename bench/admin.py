@@ -29,9 +29,9 @@ from websockets.asyncio.client import ClientConnection
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from app.accounts.service import create_admin  # noqa: E402
 from app.db.engine import Database  # noqa: E402
 from app.db.migrate import upgrade  # noqa: E402
-from app.services.accounts import create_admin  # noqa: E402
 from bench.play import child, free_port, offer, recreate_database, wait_http  # noqa: E402
 
 DEFAULT_POSTGRES = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"

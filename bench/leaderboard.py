@@ -12,7 +12,7 @@ among the players with Zipf-like activity, each player playing in one to three o
 (45 at the busiest) and its last game is recent for active players, weeks old for others; 0.5%
 of players are banned. The leaderboard reads only `ratings` (and the players' names), so the
 games themselves and their `rating_changes` are not written. The measurement calls
-`app.services.ratings.leaderboard` (what `GET /api/leaderboard` runs: the query through the
+`app.ratings.service.leaderboard` (what `GET /api/leaderboard` runs: the query through the
 partial index, then the RD grown while idle) for each of the ten ratings in turn, one at a
 time, top 50, and prints p50/p99 and the query plan.
 """
@@ -36,7 +36,7 @@ from benchdb import add_database_option, dsn, recreate_database  # noqa: E402
 
 from app.db.engine import Database  # noqa: E402
 from app.ratings import CATEGORIES  # noqa: E402
-from app.services import ratings  # noqa: E402
+from app.ratings import service as ratings  # noqa: E402
 
 PAIRS = [(v, c) for v in ("english", "pool") for c in CATEGORIES]
 # How often each (variant, category) is played: English blitz the most.

@@ -1,4 +1,4 @@
-"""Lobby snapshot benchmark: how long the lobby's snapshot (`app.services.tables.lobby`, what
+"""Lobby snapshot benchmark: how long the lobby's snapshot (`app.tables.service.lobby`, what
 every `subscribe_lobby` reads: every listed room's open public tables in one query, each
 player with their rating in the table's category) takes with many tables.
 
@@ -34,8 +34,8 @@ from app.broker.memory import MemoryBroker  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.db.engine import Database  # noqa: E402
 from app.db.models import Base, Game, GameTable, Rating, Room, User  # noqa: E402
-from app.services import tables  # noqa: E402
-from app.services.live import LivePlay  # noqa: E402
+from app.live.liveplay import LivePlay  # noqa: E402
+from app.tables import service as tables  # noqa: E402
 
 ROOMS = [
     ("english-blitz", "english", 300, 3),

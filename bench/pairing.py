@@ -5,7 +5,7 @@ wait, with 1,000 players waiting in a pool.
     .venv/bin/python bench/pairing.py --waiting 5000
 
 It recreates a database of its own (`checkers_bench_pairing` by default), migrates it, and runs
-`app.services.pairing` in this process against it (a memory broker; the players count as
+`app.matchmaking.pools` in this process against it (a memory broker; the players count as
 connected to this process, as a seeker is). Two measures:
 
 - burst: `--waiting` players (ratings drawn from N(1500, 300)) start to wait in English 5+3 at
@@ -37,11 +37,11 @@ from benchdb import add_database_option, recreate_database  # noqa: E402
 
 from app.broker.memory import MemoryBroker  # noqa: E402
 from app.config import Settings  # noqa: E402
-from app.db import seeks  # noqa: E402
 from app.db.engine import Database  # noqa: E402
 from app.db.models import Game, User  # noqa: E402
-from app.services import pairing  # noqa: E402
-from app.services.live import LivePlay  # noqa: E402
+from app.live.liveplay import LivePlay  # noqa: E402
+from app.matchmaking import pools as pairing  # noqa: E402
+from app.matchmaking import seeks_store as seeks  # noqa: E402
 from app.timeutil import as_datetime, as_unix  # noqa: E402
 
 POOL = "english-5+3"

@@ -13,7 +13,7 @@ and rating changes (three in five rated); OPEN_TABLES open tables, each with an 
 in progress (so no clock runs out while a benchmark plays beside them). Each table's events
 (game started, each move as the live server writes it, game ended) are kept for the tables
 closed within the log's retention period and for the open ones; the older tables' logs are
-noted pruned, as `app.services.retention` leaves them (`--all-events` keeps every event).
+noted pruned, as `app.live.retention` leaves them (`--all-events` keeps every event).
 
 Players, tokens, tables and games go in by COPY from here; the moves and the events, a
 hundred million rows, are expanded in the database from the copied pool (one INSERT … SELECT

@@ -227,12 +227,12 @@ async def _drop_postgres_database(name: str) -> None:
 
 def _migrated(url: str) -> None:
     """Migrate the database at `url` and store the shipped puzzles in it, as a server's start
-    does (`app.services.puzzles.load`): every test database copied from it, or reset to its
+    does (`app.puzzles.service.load`): every test database copied from it, or reset to its
     rows, then starts with them, and a server's start finds nothing to add."""
     from app.db.engine import Database
     from app.db.migrate import upgrade
+    from app.puzzles import service as puzzles
     from app.puzzles import shipped
-    from app.services import puzzles
 
     async def store() -> None:
         db = Database(url)

@@ -3,6 +3,12 @@
 accuracy (``game``); evaluations as winning chances and win/draw/loss (``chances``).
 
 Pure like ``app.engine``, which it drives: imports only ``app.rules`` and ``app.engine``.
+
+The subsystem's server code stands beside the pure modules (`chances`, `game` and this
+package): the analysis of a finished game stored and served (`service`, `store`), its worker
+processes (`runner`), the analysis board's searches (`board`).
+
+May import: live, accounts, archive, computer.
 """
 
 from app.analysis.chances import Eval

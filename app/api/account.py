@@ -11,12 +11,12 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import CurrentUser, SessionDep
-from app.api.errors import ErrorBody
+from app.accounts import preferences
+from app.api.common.deps import CurrentUser, SessionDep
+from app.api.common.errors import ErrorBody
 from app.api.schemas.users import UserPublic
 from app.db.models import User
-from app.services import preferences
-from app.services.events import unix_ms
+from app.live.events import unix_ms
 from app.timeutil import as_unix
 
 router = APIRouter(prefix="/api", tags=["bot"])

@@ -2,7 +2,7 @@
 
 Every route sits behind the router-level `AdminUser` check (401 without a valid token, 403 for
 anyone but an administrator), so a route added here cannot forget it. Actions answer with the
-audit entry they wrote; the use cases are in `app.services.admin`.
+audit entry they wrote; the use cases are in `app.moderation.admin`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, status
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import __version__
-from app.api.deps import (
+from app.api.common.deps import (
     AdminUser,
     BeatsDep,
     LiveDep,
@@ -25,15 +25,15 @@ from app.api.deps import (
     SpectatorsDep,
     get_admin_user,
 )
-from app.api.errors import ApiError, ErrorBody
-from app.api.health import broker_ok, database_ok
-from app.api.params import (
+from app.api.common.errors import ApiError, ErrorBody
+from app.api.common.params import (
     DIGITS,
     ISO_DATETIME,
     MAX_ID,
     NAME_PATTERN,
     GameId,
 )
+from app.api.health import broker_ok, database_ok
 from app.api.schemas.admin import (
     AdjudicateRequest,
     AdminRoomPublic,
@@ -49,11 +49,12 @@ from app.api.schemas.admin import (
     TablesList,
 )
 from app.db.models import AuditEntry, Room, User
-from app.services import admin, admin_rooms
-from app.services.admin import AuditFilter, AuditRecord
-from app.services.admin_rooms import RoomSettings
-from app.services.clocks import clock_payload
-from app.services.errors import Code
+from app.errors import Code
+from app.moderation import admin
+from app.moderation import rooms as admin_rooms
+from app.moderation.admin import AuditFilter, AuditRecord
+from app.moderation.rooms import RoomSettings
+from app.play.clocks import clock_payload
 from app.timeutil import as_utc
 
 

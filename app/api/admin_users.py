@@ -10,12 +10,12 @@ from fastapi import Path, Query
 from pydantic import BaseModel
 
 from app.api.admin import NOT_FOUND, REFUSED, UserId, admin_router, answer
-from app.api.deps import (
+from app.api.common.deps import (
     AdminUser,
     LiveDep,
     SessionDep,
 )
-from app.api.params import (
+from app.api.common.params import (
     DIGITS,
     MAX_ID,
     NAME_PATTERN,
@@ -29,9 +29,9 @@ from app.api.schemas.admin import (
     UsersPage,
 )
 from app.db.models import User
-from app.services import admin_users
-from app.services.admin import UserFilter
-from app.services.live import LivePlay
+from app.live.liveplay import LivePlay
+from app.moderation import users as admin_users
+from app.moderation.admin import UserFilter
 from app.status import UserKind
 from app.timeutil import as_utc
 

@@ -8,12 +8,12 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.api.auth import client_address
-from app.api.deps import CurrentUser, LiveDep, SessionDep
-from app.api.errors import ErrorBody
+from app.api.common.deps import CurrentUser, LiveDep, SessionDep
+from app.api.common.errors import ErrorBody
 from app.db.models import MAX_ID
-from app.services import ai
-from app.services.clocks import Clock
-from app.services.players import PlayerRef
+from app.play.clocks import Clock
+from app.play.players import PlayerRef
+from app.tables import opening as table_opening
 
 RoomId = Annotated[int, Field(ge=1, le=MAX_ID)]  # beyond: no room (ids are BIGINT)
 
@@ -54,7 +54,7 @@ async def create_ai_game(
     # The request's session ends here (noting the user seen): the game is started in a
     # transaction of its own, which on SQLite must not wait for this one.
     await session.commit()
-    return await ai.start_game(
+    return await table_opening.start_ai_game(
         live,
         PlayerRef(user.id, user.name),
         level=body.level,

@@ -9,15 +9,16 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict
 
+from app.analysis import board as analysis_board
+from app.analysis import service as analysis
 from app.analysis.game import MAX_DEPTH
 from app.api.auth import client_address
-from app.api.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
-from app.api.errors import ApiError, ErrorBody
-from app.api.params import GameId
-from app.api.viewer import InviteQuery
-from app.services import analysis, analysis_board
-from app.services.errors import Code
-from app.services.visibility import Viewer
+from app.api.common.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
+from app.api.common.errors import ApiError, ErrorBody
+from app.api.common.params import GameId
+from app.api.common.viewer import InviteQuery
+from app.archive.visibility import Viewer
+from app.errors import Code
 
 router = APIRouter(prefix="/api", tags=["analysis"])
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response, status
 
-from app.api.deps import BearerDep, CurrentUser, SessionDep, SettingsDep
-from app.api.errors import ErrorBody
+from app.accounts import service as accounts
+from app.accounts import sessions
+from app.accounts.service import Login
+from app.api.common.deps import BearerDep, CurrentUser, SessionDep, SettingsDep
+from app.api.common.errors import ErrorBody
 from app.api.schemas.users import Credentials, TokenPublic, UserPublic
-from app.services import accounts, sessions
-from app.services.accounts import Login
 
 router = APIRouter(prefix="/api/auth", tags=["auth"])
 

@@ -14,13 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from app.api.account import AccountPublic
-from app.api.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep, SocketCountsDep
-from app.api.errors import ErrorBody
-from app.api.lichess import body_schema, read
-from app.api.params import GameId
-from app.services import bots, decisions, games, streams, table_chat
-from app.services.errors import Code, ServiceError
-from app.services.live import LivePlay
+from app.api.common.deps import Caller, CallerDep, CurrentUser, LiveDep, SessionDep, SocketCountsDep
+from app.api.common.errors import ErrorBody
+from app.api.common.lichess import body_schema, read
+from app.api.common.params import GameId
+from app.bots import accounts as bots
+from app.bots import streams
+from app.errors import Code, ServiceError
+from app.live.liveplay import LivePlay
+from app.play import decisions, games
+from app.tables import chat as table_chat
 
 router = APIRouter(prefix="/api", tags=["bot"])
 

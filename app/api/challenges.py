@@ -10,14 +10,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Request
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
-from app.api.deps import CallerDep, LiveDep
-from app.api.errors import ErrorBody
-from app.api.lichess import bad_request, body_schema, read
-from app.api.params import DIGITS, NAME_PATTERN
+from app.api.common.deps import CallerDep, LiveDep
+from app.api.common.errors import ErrorBody
+from app.api.common.lichess import bad_request, body_schema, read
+from app.api.common.params import DIGITS, NAME_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
+from app.bots import lichess
 from app.db.models import MAX_ID
-from app.services import challenges, lichess
-from app.services.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, Days
+from app.matchmaking import challenges
+from app.play.clocks import MAX_CLOCK_BASE_S, MAX_CLOCK_INCREMENT_S, Days
 
 router = APIRouter(prefix="/api/challenge", tags=["challenges"])
 

@@ -8,10 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import CallerDep, LiveDep
-from app.api.errors import ErrorBody
-from app.api.params import DIGITS, MAX_ID
-from app.services import conditional
+from app.api.common.deps import CallerDep, LiveDep
+from app.api.common.errors import ErrorBody
+from app.api.common.params import DIGITS, MAX_ID
+from app.correspondence import conditional
 
 router = APIRouter(prefix="/api/games", tags=["correspondence"])
 

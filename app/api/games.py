@@ -10,9 +10,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
-from app.api.deps import ArchiveSessionDep
-from app.api.errors import ApiError, ErrorBody
-from app.api.params import DIGITS, ISO_DATE, MAX_ID, NAME_PATTERN, TRUE_FALSE, GameId
+from app.analysis import service as analysis
+from app.api.common.deps import ArchiveSessionDep
+from app.api.common.errors import ApiError, ErrorBody
+from app.api.common.params import DIGITS, ISO_DATE, MAX_ID, NAME_PATTERN, TRUE_FALSE, GameId
+from app.api.common.viewer import InviteQuery, ViewerDep
 from app.api.schemas.archive import (
     GamePublic,
     GamesPage,
@@ -20,13 +22,13 @@ from app.api.schemas.archive import (
     ResultFilter,
     Variant,
 )
-from app.api.viewer import InviteQuery, ViewerDep
+from app.archive import records
+from app.archive import service as archive
+from app.archive.service import GameFilter, GameRecord
+from app.archive.visibility import Viewer
 from app.db.engine import Database
+from app.errors import Code
 from app.rules import Termination
-from app.services import analysis, archive, records
-from app.services.archive import GameFilter, GameRecord
-from app.services.errors import Code
-from app.services.visibility import Viewer
 from app.status import GameStatus
 
 router = APIRouter(prefix="/api", tags=["games"])

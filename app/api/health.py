@@ -21,12 +21,12 @@ from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
-from app.api.deps import SocketCountsDep
-from app.api.errors import ApiError
+from app.api.common.deps import SocketCountsDep
+from app.api.common.errors import ApiError
 from app.broker import Broker
 from app.config import networks
 from app.db.engine import Database
-from app.services.errors import Code
+from app.errors import Code
 
 logger = logging.getLogger(__name__)
 

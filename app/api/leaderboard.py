@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import ArchiveSessionDep
-from app.api.errors import ErrorBody
-from app.api.params import DIGITS
+from app.api.common.deps import ArchiveSessionDep
+from app.api.common.errors import ErrorBody
+from app.api.common.params import DIGITS
 from app.api.schemas.archive import Variant
 from app.api.schemas.ratings import Category, LeaderboardEntryPublic, LeaderboardPublic
-from app.services import ratings
+from app.ratings import service as ratings
 
 router = APIRouter(prefix="/api/leaderboard", tags=["ratings"])
 

@@ -12,13 +12,14 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import CurrentUser, LiveDep, SessionDep
-from app.api.errors import ErrorBody
-from app.api.params import DIGITS, MAX_ID
-from app.services import email_settings, notifications
-from app.services.errors import Code
-from app.services.live import PlayError
-from app.services.mail import MAIL_KIND_NAMES
+from app.api.common.deps import CurrentUser, LiveDep, SessionDep
+from app.api.common.errors import ErrorBody
+from app.api.common.params import DIGITS, MAX_ID
+from app.errors import Code
+from app.live.liveplay import PlayError
+from app.notify import email_settings
+from app.notify import inbox as notifications
+from app.notify.mail import MAIL_KIND_NAMES
 from app.status import UserKind
 
 router = APIRouter(tags=["notifications"])

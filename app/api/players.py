@@ -7,7 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from app.api.deps import ArchiveSessionDep
+from app.api.common.deps import ArchiveSessionDep
+from app.api.common.params import NAME_PATTERN
+from app.api.common.viewer import ViewerDep
 from app.api.games import (
     ERRORS,
     CountQuery,
@@ -17,12 +19,11 @@ from app.api.games import (
     common_filter,
     games_page,
 )
-from app.api.params import NAME_PATTERN
 from app.api.schemas.archive import GamesPage, PlayerProfilePublic
 from app.api.schemas.ratings import RatingHistoryPublic, RatingPointPublic, RatingSeriesPublic
-from app.api.viewer import ViewerDep
-from app.services import archive, ratings
-from app.services.archive import GameFilter
+from app.archive import service as archive
+from app.archive.service import GameFilter
+from app.ratings import service as ratings
 
 router = APIRouter(prefix="/api/players", tags=["players"])
 

@@ -8,9 +8,9 @@ from typing import Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 
-from app.api.deps import LiveDep
+from app.api.common.deps import LiveDep
 from app.api.schemas.common import Clock
-from app.services import pairing
+from app.matchmaking import pools as pairing
 
 router = APIRouter(prefix="/api/pools", tags=["pools"])
 

@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
-from app.api.errors import ErrorBody
-from app.api.params import DIGITS, MAX_ID
+from app.api.common.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
+from app.api.common.errors import ErrorBody
+from app.api.common.params import DIGITS, MAX_ID
 from app.puzzles import Theme
-from app.services import puzzles
+from app.puzzles import service as puzzles
 from app.status import UserKind
 
 router = APIRouter(prefix="/api/puzzles", tags=["puzzles"])

@@ -8,13 +8,14 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel
 
-from app.api.deps import LiveDep
-from app.api.errors import ErrorBody
-from app.api.params import NAME_PATTERN
+from app.api.common.deps import LiveDep
+from app.api.common.errors import ErrorBody
+from app.api.common.params import NAME_PATTERN
 from app.api.schemas.common import Clock, SeatedPlayerPublic
 from app.db.models import MAX_ID
-from app.services import presence, tables
 from app.status import TableState, UserKind
+from app.tables import presence
+from app.tables import service as tables
 
 router = APIRouter(prefix="/api/rooms", tags=["rooms"])
 _DECIMAL_ID = re.compile("[1-9][0-9]*")

@@ -9,14 +9,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Path, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.api.deps import CurrentUser, LiveDep, SessionDep
-from app.api.errors import ErrorBody
-from app.api.params import DIGITS
+from app.api.common.deps import CurrentUser, LiveDep, SessionDep
+from app.api.common.errors import ErrorBody
+from app.api.common.params import DIGITS
 from app.api.schemas.admin import OptionalReason
 from app.api.schemas.common import Clock
 from app.db.models import MAX_ID
-from app.services import tournament_settings as limits
-from app.services import tournaments
+from app.tournaments import service as tournaments
+from app.tournaments import settings as limits
 
 router = APIRouter(prefix="/api/tournaments", tags=["tournaments"])
 

@@ -48,9 +48,9 @@ async def import_files(url: str, files: list[Path], *, quiet: bool = False) -> i
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
     from sqlalchemy.exc import SQLAlchemyError
 
+    from app.archive.importer import CountingReader, Importer, text_encoding
     from app.db.engine import Database
     from app.rules.pdn import read_games
-    from app.services.importer import CountingReader, Importer, text_encoding
 
     console = Console(stderr=True)
     db = Database(url)

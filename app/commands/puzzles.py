@@ -112,23 +112,15 @@ def _pdn_sources(paths: list[Path]) -> Iterator[Source]:
 
 
 async def _archive_sources(url: str) -> list[Source]:
-    from sqlalchemy import select
-
+    from app.archive import service as archive
+    from app.archive.visibility import Viewer
     from app.db.engine import Database
-    from app.db.models import Game
-    from app.services import archive
-    from app.services.visibility import Viewer
 
     db = Database(url)
     found = []
     try:
         async with db.session() as session:
-            ids = await session.scalars(
-                select(Game.id)
-                .where(Game.finished_at.is_not(None), ~Game.is_private, Game.ply_count >= 10)
-                .order_by(Game.id)
-            )
-            for game_id in list(ids):
+            for game_id in await archive.public_finished_ids(session, min_plies=10):
                 record = await archive.get_game(session, game_id, Viewer(admin=True))
                 found.append(
                     Source(
@@ -256,8 +248,8 @@ def run_check(args: argparse.Namespace) -> int:
 def run_load(args: argparse.Namespace) -> int:
     from app.config import get_settings
     from app.db.engine import Database
+    from app.puzzles import service as puzzles
     from app.puzzles.generate import Puzzle
-    from app.services import puzzles
 
     if not args.file.is_file():
         return _fail(f"cannot read {args.file}: no such file")

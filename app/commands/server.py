@@ -179,9 +179,9 @@ def _ask_password() -> str | None:
 def run_create_admin(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import OperationalError, ProgrammingError
 
+    from app.accounts import service as accounts
     from app.config import get_settings
     from app.db.engine import Database
-    from app.services import accounts
 
     async def create_admin() -> int:
         db = Database(get_settings().database_url)

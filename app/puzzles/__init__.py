@@ -1,7 +1,13 @@
 """Puzzles: positions of games where the side to move wins by one clearly best line, found by
 the engine (`generate`), in games of the levels playing each other among others (`sources`), and
 the ones shipped with the server (`shipped`, from `data/*.jsonl`). Pure like the engine: no I/O
-but reading the files shipped inside the package. See docs/puzzles.md."""
+but reading the files shipped inside the package. See docs/puzzles.md.
+
+The subsystem's server code stands beside the pure modules (`generate`, `sources` and this
+package): puzzles served and solved, and the puzzle ratings (`service`, `store`).
+
+May import: live.
+"""
 
 from __future__ import annotations
 

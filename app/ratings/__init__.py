@@ -3,6 +3,12 @@
 Pure like `app.rules`: no I/O, no clock of its own (times are passed in), imports nothing of the
 server. `glicko2` holds the maths of one game, `limits` lichess's constants and the limits a
 stored rating keeps (idle growth included), `categories` which rating a game moves.
+
+The subsystem's use cases stand beside the pure modules (`categories`, `glicko2`, `limits` and
+this package): a game's rating change stored with its end (`service`, `store`) and the
+fair-play rules that make a game casual (`fair_play`). docs/ratings.md.
+
+May import: live, accounts.
 """
 
 from app.ratings.categories import CATEGORIES, category_of

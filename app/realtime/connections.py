@@ -22,9 +22,9 @@ from typing import Any
 from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
-from app.services.errors import Code
-from app.services.live import dumps
-from app.services.players import PlayerRef
+from app.errors import Code
+from app.live.liveplay import dumps
+from app.play.players import PlayerRef
 
 logger = logging.getLogger(__name__)
 

@@ -15,6 +15,12 @@ from typing import Any
 from fastapi import WebSocket
 from starlette.types import Receive, Scope, Send
 
+from app.accounts import service as accounts
+from app.errors import Code
+from app.live.liveplay import LivePlay
+from app.matchmaking import pools as pairing
+from app.play import games
+from app.play.players import PlayerRef
 from app.realtime import handlers, handshake
 from app.realtime.connections import (
     CLOSE_POLICY,
@@ -26,16 +32,7 @@ from app.realtime.connections import (
 from app.realtime.frames import Frames
 from app.realtime.hub import Hub
 from app.realtime.limits import TooManyConnections
-from app.services import (
-    accounts,
-    fair_play,
-    games,
-    pairing,
-    presence,
-)
-from app.services.errors import Code
-from app.services.live import LivePlay
-from app.services.players import PlayerRef
+from app.tables import presence
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +40,7 @@ logger = logging.getLogger(__name__)
 async def _note_address(live: LivePlay, user_id: int, address: str) -> None:
     try:
         async with live.db.session() as session:
-            await fair_play.note_address(session, user_id, address, live.clock.now())
+            await accounts.note_address(session, user_id, address, live.clock.now())
             await session.commit()
     except Exception:  # noted at the next connection
         logger.warning("cannot note the address of user %d", user_id, exc_info=True)

@@ -1,6 +1,6 @@
 """This process's table feeds: each watched table's events delivered in order to its watchers.
 
-Table events are numbered where they are stored (`app.db.table_log`); a feed delivers them in
+Table events are numbered where they are stored (`app.live.log_store`); a feed delivers them in
 order to the connections that watch the table here, whichever way they arrive (announced by a
 use case of this process, or rung on the broker by another). A number beyond the next one is a
 gap: the feed reads the missed events from the log. The hub also compares the feeds with the
@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.clock import Timer
+from app.live.liveplay import LivePlay, StoredEvent, table_channel
 from app.metrics import EVENT_LOG_READS
+from app.play import following
 from app.realtime.connections import Connection, ConnectionState
-from app.services import following, table_chat
-from app.services.live import LivePlay, StoredEvent, table_channel
+from app.tables import chat as table_chat
 
 logger = logging.getLogger(__name__)
 

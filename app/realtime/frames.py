@@ -11,6 +11,7 @@ from typing import Any
 
 from fastapi import WebSocket
 
+from app.errors import Code
 from app.realtime.connections import (
     CLOSE_POLICY,
     CLOSE_SERVICE_RESTART,
@@ -20,7 +21,6 @@ from app.realtime.connections import (
     Connection,
     ConnectionState,
 )
-from app.services.errors import Code
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,14 @@ from typing import Any
 from prometheus_client import Counter
 from pydantic_core import from_json
 
+from app.errors import Code, ServiceError
+from app.live import messages
+from app.live.liveplay import PlayError
+from app.matchmaking import challenges
+from app.matchmaking import pools as pairing
 from app.metrics import WS_MESSAGES
+from app.play import decisions, games, takebacks
+from app.play.players import PlayerRef
 from app.realtime import budgets
 from app.realtime import protocol as p
 from app.realtime.connections import (
@@ -23,23 +30,10 @@ from app.realtime.connections import (
 )
 from app.realtime.frames import Frames
 from app.realtime.hub import Hub
-from app.services import (
-    ai,
-    challenges,
-    decisions,
-    games,
-    leaving,
-    messages,
-    pairing,
-    seating,
-    table_chat,
-    table_opening,
-    takebacks,
-    tournaments,
-)
-from app.services.errors import Code, ServiceError
-from app.services.live import PlayError
-from app.services.players import PlayerRef
+from app.tables import chat as table_chat
+from app.tables import leaving, seating
+from app.tables import opening as table_opening
+from app.tournaments import service as tournaments
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +143,7 @@ async def _open(hub: Hub, conn: Connection, m: p.Open) -> None:
 
 async def _play_ai(hub: Hub, conn: Connection, m: p.PlayAI) -> None:
     user = _user(conn)
-    table = await ai.start_game(
+    table = await table_opening.start_ai_game(
         hub.live,
         user,
         level=m.level,

@@ -4,7 +4,7 @@ It subscribes to the events live play announces here and hands them to the table
 (`feeds`), which deliver them in order; it serves the lobby (`lobby`) and the `control`
 channel (kicks, bans, log-outs, notices to a user), compares the feeds with the log every
 sweep, and closes the sockets of users banned meanwhile and of tokens revoked or expired
-meanwhile (`app.services.sessions`).
+meanwhile (`app.accounts.sessions`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,18 @@ import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from app.accounts import sessions
 from app.broker import SubscriberDropped
+from app.errors import Code
+from app.live import events, messages
+from app.live.liveplay import (
+    CONTROL_CHANNEL,
+    LOBBY_CHANNEL,
+    LivePlay,
+    PlayError,
+    StoredEvent,
+    dumps,
+)
 from app.metrics import WS_CONNECTIONS
 from app.realtime.connections import (
     CLOSE_NORMAL,
@@ -26,16 +37,9 @@ from app.realtime.connections import (
 from app.realtime.feeds import Feeds
 from app.realtime.lobby import Lobby
 from app.realtime.tournament_followers import TournamentFollowers
-from app.services import attendance, events, messages, presence, sessions, table_chat, tables
-from app.services.errors import Code
-from app.services.live import (
-    CONTROL_CHANNEL,
-    LOBBY_CHANNEL,
-    LivePlay,
-    PlayError,
-    StoredEvent,
-    dumps,
-)
+from app.tables import attendance, presence
+from app.tables import chat as table_chat
+from app.tables import service as tables
 
 logger = logging.getLogger(__name__)
 

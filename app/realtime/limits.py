@@ -22,8 +22,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
+from app.errors import Code
 from app.realtime.connections import CLOSE_TRY_AGAIN
-from app.services.errors import Code
 
 logger = logging.getLogger(__name__)
 

@@ -13,24 +13,22 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from app.analysis.runner import AnalysisRunner
 from app.clock import Clock
+from app.correspondence import service as correspondence
 from app.lifespan import lifespan_part
+from app.live import retention
+from app.live.heartbeat import Heartbeat
+from app.live.liveplay import LivePlay
+from app.matchmaking import pools as pairing
+from app.notify import inbox, mailer
+from app.play import recovery
+from app.puzzles import service as puzzles
 from app.puzzles import shipped as shipped_puzzles
 from app.realtime import budgets
 from app.realtime.hub import Hub
-from app.services import (
-    correspondence,
-    mailer,
-    pairing,
-    presence,
-    puzzles,
-    recovery,
-    retention,
-    tournament_director,
-)
-from app.services.analysis_runner import AnalysisRunner
-from app.services.heartbeat import Heartbeat
-from app.services.live import LivePlay
+from app.tables import presence
+from app.tournaments import director as tournament_director
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +71,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         logger.info("stored %d puzzles shipped with this version", added)
     sweeper = asyncio.create_task(_sweep(live), name="live-sweep")
     pairer = asyncio.create_task(pairing.run(live), name="pairing")
-    pruner = asyncio.create_task(retention.run(live), name="log-pruning")
+    pruner = asyncio.create_task(retention.run(live, inbox.prune), name="log-pruning")
     director = asyncio.create_task(tournament_director.run(live), name="tournaments")
     alarms = asyncio.create_task(correspondence.run(live), name="correspondence")
     tasks = [sweeper, pairer, pruner, director, alarms]

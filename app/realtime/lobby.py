@@ -23,10 +23,11 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from app.live import events, messages
+from app.live.liveplay import LivePlay, dumps
 from app.realtime.connections import Connection
 from app.realtime.feeds import SPECTATORS_EVERY_SECONDS, Feeds, TableFeed
-from app.services import events, messages, tables
-from app.services.live import LivePlay, dumps
+from app.tables import service as tables
 
 MAX_AGE_SECONDS = 1.0
 """How long a snapshot is served again while no lobby update comes: updates missed while the

@@ -17,8 +17,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from app.db.models import MAX_ID
-from app.services.challenges import DECLINE_REASONS
-from app.services.clocks import Clock
+from app.matchmaking.challenges import DECLINE_REASONS
+from app.play.clocks import Clock
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
@@ -201,7 +201,7 @@ class ChallengeCancel(ChallengeMessage):
 
 class Seek(Message):
     type: Literal["seek"]
-    pool: Annotated[str, Field(max_length=24), Printable]  # one of `app.services.pairing.POOLS`
+    pool: Annotated[str, Field(max_length=24), Printable]  # one of `app.matchmaking.pools.POOLS`
     rated: bool = False
 
 

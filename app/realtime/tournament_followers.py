@@ -4,7 +4,7 @@ it starts, a round or a wave is paired, a game ends, it finishes or is cancelled
 again (`GET /api/tournaments/{id}`), as lichess's tournament pages reload on its "reload".
 
 Whichever process makes the change publishes on the tournament's broker channel
-(`app.services.tournaments.channel`); this process subscribes to a tournament's channel while at
+(`app.tournaments.service.channel`); this process subscribes to a tournament's channel while at
 least one of its connections follows it, and forwards what comes to them.
 """
 
@@ -15,10 +15,10 @@ import contextlib
 import logging
 
 from app.broker import SubscriberDropped
+from app.errors import Code
+from app.live.liveplay import LivePlay, PlayError
 from app.realtime.connections import Connection
-from app.services.errors import Code
-from app.services.live import LivePlay, PlayError
-from app.services.tournaments import channel
+from app.tournaments.service import channel
 
 logger = logging.getLogger(__name__)
 

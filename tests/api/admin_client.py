@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from app.services import accounts
+from app.accounts import service as accounts
 
 ADMIN_NAME = "root"
 ADMIN_PASSWORD = "operator-passphrase-2026"

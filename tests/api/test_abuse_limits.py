@@ -20,9 +20,9 @@ from argon2 import PasswordHasher
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from app.accounts import service as accounts
 from app.db.models import RateLimit, User
 from app.main import create_app
-from app.services import accounts
 from tests.conftest import make_settings
 
 PASSWORD = "correct-horse-battery"

@@ -288,7 +288,7 @@ async def test_kicking_a_user_from_a_room_and_off_the_server(
 async def test_a_ban_closes_live_sockets_and_refuses_login_and_connect(
     server: Served, admin: httpx.AsyncClient
 ) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         registered = ok(
             await http.post("/api/auth/register", json={"name": "mallory", "password": PASSWORD})
         )
@@ -305,7 +305,7 @@ async def test_a_ban_closes_live_sockets_and_refuses_login_and_connect(
             assert (error["code"], error["message"]) == ("unauthorized", "banned: cheating")
             assert await closed_by_server(client) == (1008, "banned: cheating")
 
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         refused = await log_in(http, "mallory", PASSWORD)
         assert (refused.status_code, refused.json()["error"]) == (403, "banned")
         assert "cheating" in refused.json()["message"]
@@ -324,7 +324,7 @@ async def test_a_ban_closes_live_sockets_and_refuses_login_and_connect(
     twice = await admin.post(f"/api/admin/users/{user_id}/ban", json={"reason": "again"})
     assert (twice.status_code, twice.json()["error"]) == (409, "already_banned")
     ok(await admin.post(f"/api/admin/users/{user_id}/unban", json={"reason": "appeal upheld"}))
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         assert (await log_in(http, "mallory", PASSWORD)).status_code == 200
 
     audit = ok(
@@ -344,7 +344,7 @@ async def test_the_audit_log_names_its_users_and_the_computer_is_never_banned(
 ) -> None:
     """An entry about a user names them (`target_name`, beside the id), as one about a room
     names the room; the computer's accounts (kind `ai`) cannot be banned: `ai_account`."""
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         registered = ok(
             await http.post("/api/auth/register", json={"name": "trudy", "password": PASSWORD})
         )
@@ -434,7 +434,7 @@ async def test_rooms_are_created_renamed_and_configured(
 
 
 async def test_the_audit_log_pages_and_filters(server: Served, admin: httpx.AsyncClient) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         user_id = ok(await http.post("/api/auth/guest"))["user"]["id"]
     for n in range(5):
         ok(await admin.post(f"/api/admin/users/{user_id}/kick", json={"reason": f"#{n}"}))

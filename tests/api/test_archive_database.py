@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import func, select
 
@@ -54,7 +53,7 @@ async def test_archive_reads_the_archive_database_and_live_play_writes_the_main_
         await replica.dispose()
 
     settings = make_settings(database_url=db_url, archive_database_url=archive_db_url)
-    async with serve(settings) as served, httpx.AsyncClient(base_url=served.url) as http:
+    async with serve(settings) as served, served.http() as http:
         listed = (await http.get("/api/games")).json()["data"]
         assert [game["id"] for game in listed] == [only_there]
         assert (await http.get(f"/api/games/{only_there}")).status_code == 200
@@ -79,7 +78,7 @@ async def test_without_it_the_archive_reads_the_main_database(
     db_url: str, archive_db_url: str
 ) -> None:
     settings = make_settings(database_url=db_url)
-    async with serve(settings) as served, httpx.AsyncClient(base_url=served.url) as http:
+    async with serve(settings) as served, served.http() as http:
         async with guest(served.url) as a, guest(served.url) as b:
             match = await start_game(a, b)
             await match.play("11-15")

@@ -11,13 +11,13 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from sqlalchemy import func, select, update
 
+from app.accounts.service import user_for_token
 from app.api import auth
-from app.api.deps import AdminUser, OptionalUser
-from app.api.errors import install_error_handlers
+from app.api.common.deps import AdminUser, OptionalUser
+from app.api.common.errors import install_error_handlers
 from app.config import Settings
 from app.db.models import AuthToken, User
 from app.main import create_app, lifespan
-from app.services.accounts import user_for_token
 from tests.conftest import make_settings
 
 PASSWORD = "correct-horse-battery"

@@ -87,7 +87,7 @@ async def test_metrics_judge_the_client_behind_a_trusted_proxy(db_url: str) -> N
     """Through a proxy (trusted by FORWARDED_ALLOW_IPS), the address is the client's own."""
     async with (
         serve(make_settings(database_url=db_url)) as served,
-        httpx.AsyncClient(base_url=served.url) as client,
+        served.http() as client,
     ):
         direct = await client.get("/metrics")
         forwarded = await client.get("/metrics", headers={"X-Forwarded-For": PUBLIC[0]})

@@ -11,9 +11,9 @@ from draughts import Move as DraughtsMove
 from draughts.PDN import PDNReader
 from fastapi import FastAPI
 
+from app.archive import service as archive
 from app.rules import Game
 from app.rules.pdn import read_games
-from app.services import archive
 from tests.api.archive_data import add_game, at
 
 PROBLEM_FEN = "W:W27,19,K13:BK30,12,5"

@@ -257,7 +257,7 @@ NESTED = '{"reason":' * 3000 + '"x"' + "}" * 3000
 async def test_malformed_bodies_are_refused_and_change_nothing(
     site: Site, method: str, path: str, body: dict[str, Any] | bytes
 ) -> None:
-    async with httpx.AsyncClient(base_url=site.served.url) as guest_client:
+    async with site.served.http() as guest_client:
         user = ok(await guest_client.post("/api/auth/guest"))["user"]["id"]
     url = path.replace("{user}", str(user))
     rooms_before = ok(await site.admin.get("/api/admin/rooms"))
@@ -284,7 +284,7 @@ async def test_malformed_bodies_are_refused_and_change_nothing(
     ],
 )
 async def test_forged_credentials_are_401(site: Site, authorization: bytes) -> None:
-    async with httpx.AsyncClient(base_url=site.served.url) as client:
+    async with site.served.http() as client:
         for method, path in [("GET", "/api/auth/me"), ("GET", "/api/admin/status")]:
             response = await client.request(method, path, headers={"Authorization": authorization})
             assert_error(response, 401, "unauthorized")

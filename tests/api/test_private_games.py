@@ -13,10 +13,10 @@ import pytest_asyncio
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from app.accounts import service as accounts
 from app.config import Settings
 from app.db.models import Game, GameTable, Room
 from app.main import create_app
-from app.services import accounts
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 from tests.api.archive_data import add_game, at, user
 from tests.conftest import make_settings

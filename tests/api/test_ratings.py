@@ -13,9 +13,9 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import update
 
+from app.archive.importer import check_game
 from app.db.models import Rating, RatingChange, User
 from app.rules.pdn import read_games
-from app.services.importer import check_game
 from app.timeutil import utcnow
 from tests.api.archive_data import add_game, at, user
 

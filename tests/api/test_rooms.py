@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 from fastapi import FastAPI
 
-from app.services import table_opening
-from app.services.players import PlayerRef
+from app.play.players import PlayerRef
+from app.tables import opening as table_opening
 
 
 async def test_rooms_are_listed_with_their_public_tables(

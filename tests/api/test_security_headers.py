@@ -57,7 +57,7 @@ async def test_hsts_only_over_tls(app: FastAPI) -> None:
 async def test_hsts_behind_a_trusted_proxy_terminating_tls(settings: Settings) -> None:
     """uvicorn takes the scheme from X-Forwarded-Proto when the peer is a trusted proxy
     (FORWARDED_ALLOW_IPS, 127.0.0.1 by default): that is what the browser used."""
-    async with serve(settings) as served, httpx.AsyncClient(base_url=served.url) as client:
+    async with serve(settings) as served, served.http() as client:
         plain = await client.get("/healthz")
         tls = await client.get("/healthz", headers={"X-Forwarded-Proto": "https"})
     assert "Strict-Transport-Security" not in plain.headers

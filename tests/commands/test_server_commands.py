@@ -116,7 +116,7 @@ async def test_create_admin_from_the_environment(db_url: str, tmp_path: Path) ->
 
 
 async def test_create_admin_promotes_an_existing_account(db_url: str, tmp_path: Path) -> None:
-    from app.services import accounts
+    from app.accounts import service as accounts
     from tests.conftest import make_settings
 
     db = Database(db_url)

@@ -26,10 +26,10 @@ import pytest_asyncio
 from fastapi import FastAPI
 from sqlalchemy import event
 
-from app.db import archive_counts
+from app.accounts import service as accounts
+from app.archive import counts_store as archive_counts
 from app.db.engine import SERVER_SETTINGS
 from app.main import create_app
-from app.services import accounts
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 from tests.conftest import _driver_url, make_settings, postgres_database
 

@@ -34,7 +34,7 @@ from sqlalchemy import make_url
 from tests.conftest import TEST_DATABASE_URL
 from tests.support.ports import free_port
 from tests.support.proxy import haproxy_config, started
-from tests.support.server import ROOT
+from tests.support.server import ROOT, http_client
 from tests.support.ws import subprotocols, ws_url
 
 pytestmark = pytest.mark.skipif(TEST_DATABASE_URL is None, reason="needs PostgreSQL")
@@ -355,7 +355,7 @@ async def test_games_finish_when_one_server_is_killed_and_another_stopped(
                 await wait_up(address)
             await asyncio.sleep(3)  # HAProxy's checks see them all up
             url = f"http://127.0.0.1:{proxy_port}"
-            async with httpx.AsyncClient(base_url=url, timeout=5) as http:
+            async with http_client(url, timeout=5) as http:
                 pairs = [await start_pair(url, http) for _ in range(GAMES)]
             acked: dict[int, list[str]] = {game: [] for _, _, game in pairs}
 

@@ -24,6 +24,13 @@ async def server(settings: Settings) -> AsyncIterator[Served]:
 
 
 @pytest.fixture
+async def real_server(settings: Settings) -> AsyncIterator[Served]:
+    """A real uvicorn server on a loopback port: for what only the wire shows."""
+    async with serve(settings) as served:
+        yield served
+
+
+@pytest.fixture
 async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
     """Two servers on one database and one Redis: two processes of a cluster."""
     settings = make_settings(

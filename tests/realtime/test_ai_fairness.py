@@ -12,11 +12,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-import httpx
-
 from app.config import Settings
-from app.db import games as stored_games
 from app.engine import Limits
+from app.play import store as stored_games
 from tests.realtime.test_ai_play import start_ai_game
 from tests.support.server import Served, serve
 from tests.support.ws import Client, connect, guest, guest_token
@@ -94,7 +92,7 @@ async def test_a_user_plays_at_most_ai_games_per_user_at_once(server: Served) ->
 
 
 async def test_the_rest_face_refuses_the_same_way(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         token = (await rest.post("/api/auth/guest")).json()["access_token"]
         headers = {"Authorization": f"Bearer {token}"}
         body = {"level": 1, "colour": "black"}

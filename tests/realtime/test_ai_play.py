@@ -6,12 +6,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import httpx
 import pytest
 
+from app.computer import search as ai_search
+from app.computer import service as ai
 from app.config import Settings
 from app.rules import Game, get_variant
-from app.services import ai, ai_search
 from tests.support.server import Served, serve
 from tests.support.ws import Client, guest, start_game
 
@@ -64,7 +64,7 @@ async def test_a_game_against_the_computer_is_played_to_the_end(server: Served) 
         assert snapshot["table"]["rated"] is False
         ended = await play_until_the_end(human, game, "black", random.Random(7))
     assert ended["result"] in ("1-0", "0-1", "1/2-1/2")
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         stored = (await rest.get(f"/api/games/{game['id']}")).json()
         found = (await rest.get("/api/games", params={"player": "AI level 1"})).json()
         against_ai = (await rest.get("/api/games", params={"ai": "true"})).json()
@@ -170,7 +170,7 @@ async def test_play_ai_needs_a_user(server: Served) -> None:
 
 
 async def test_a_game_against_the_computer_over_rest(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         token = (await rest.post("/api/auth/guest")).json()["access_token"]
         headers = {"Authorization": f"Bearer {token}"}
         made = await rest.post(
@@ -291,7 +291,7 @@ def test_the_draw_rule() -> None:
 
 
 async def test_the_computer_cannot_log_in_and_its_names_cannot_be_taken(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         login = await rest.post(
             "/api/auth/login", json={"name": "AI level 6", "password": "whatever-it-is"}
         )

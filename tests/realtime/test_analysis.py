@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from app.analysis import store as stored
 from app.config import Settings
-from app.db import analyses as stored
 from app.db.engine import Database
 from app.rules.pdn import read_games
 from tests.conftest import make_settings
@@ -70,7 +70,7 @@ async def test_a_game_is_analysed_once_and_shown_to_everyone(server: Served) -> 
     ann, ben = [await member_token(server.url, name) for name in ("ann", "ben")]
     async with connect(server.url, ann) as a, connect(server.url, ben) as b:
         game = await finished_game(a, b, "11-15", "23-19", "8-11", "22-17", "12-16", "19x12")
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         assert (await http.get(f"/api/games/{game}/analysis")).status_code == 404  # not asked
         asked = await http.post(f"/api/games/{game}/analysis", headers=bearer(ann))
         assert asked.status_code == 202, asked.text
@@ -110,7 +110,7 @@ async def test_what_cannot_be_analysed_or_is_asked_too_often_is_refused(server: 
         games = [await finished_game(c, d, "11-15", "23-19") for _ in range(4)]
         private = await finished_game(c, d, "11-15", private=True)
         playing = await start_game(c, d)
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         path = f"/api/games/{games[0]}/analysis"
         assert (await http.post(path)).status_code == 401
         in_progress = await http.post(f"/api/games/{playing.id}/analysis", headers=bearer(cy))
@@ -149,7 +149,7 @@ async def test_an_analysis_whose_process_died_is_taken_up_again(settings: Settin
             fay, gus = [await member_token(server.url, name) for name in ("fay", "gus")]
             async with connect(server.url, fay) as f, connect(server.url, gus) as g:
                 game = await finished_game(f, g, "11-15", "23-19", "8-11")
-            async with httpx.AsyncClient(base_url=server.url) as http:
+            async with server.http() as http:
                 asked = await http.post(f"/api/games/{game}/analysis", headers=bearer(fay))
                 assert asked.status_code == 202
             now = server.clock.now()
@@ -171,7 +171,7 @@ async def test_an_analysis_whose_process_died_is_taken_up_again(settings: Settin
 
 
 async def test_the_analysis_board_plays_any_position_and_deepens_its_line(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         start = (await http.get("/api/analysis/position")).json()
         assert (start["variant"], start["turn"], start["moves"]) == ("english", "black", [])
         assert "11-15" in start["legal_moves"] and start["line"] is None

@@ -18,12 +18,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import berserk
-import httpx
 import pytest
 import requests
 from berserk.exceptions import ResponseError
 
-from app.services import streams
+from app.bots import streams
 from tests.support.server import Served
 from tests.support.ws import Client, connect
 from tests.support.ws import member_token as register
@@ -204,7 +203,7 @@ async def test_two_bots_play_a_whole_game_through_berserk(server: Served, timing
     assert finish["game"]["status"] == black_lines[-1]["status"]
     if not timed:
         assert (finish["game"]["status"], finish["game"]["winner"]) == ("resignation", "white")
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         archived = (await http.get(f"/api/games/{game_id}")).json()
     assert archived["status"] == "finished" and archived["black"] == "bkone"
 
@@ -279,7 +278,7 @@ async def test_challenges_declined_cancelled_and_aborted_through_berserk(
         waiting = await call(two.api.challenges.get_mine)
         assert waiting == {"in": [], "out": []}
         # Form-encoded, as lichess takes it too.
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             form = await http.post(
                 "/api/challenge/bkthree",
                 data={"clock.limit": "60", "clock.increment": "0", "color": "white"},
@@ -373,7 +372,7 @@ async def test_an_untimed_game_stream_reads_in_berserk(server: Served) -> None:
     """The game made in our own shape; berserk reads its stream: times are numbers (lichess's
     unlimited), not null, which its converter cannot read."""
     one, two = await new_bot(server, "bknine"), await new_bot(server, "bkten")
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         made = await http.post(
             "/api/challenge/bkten",
             json={"colour": "black", "clock": None},

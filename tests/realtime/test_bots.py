@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.services import streams
+from app.bots import streams
 from tests.realtime.test_private_tables import start_private
 from tests.support.server import Served
 from tests.support.ws import guest, guest_token
@@ -79,7 +79,7 @@ async def start(http: httpx.AsyncClient, black: str, white: str, **options: Any)
 
 
 async def test_upgrading_to_a_bot(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http, guest(server.url) as g:
+    async with server.http() as http, guest(server.url) as g:
         guest_tok = await guest_token(server.url)
         refused = await http.post("/api/bot/account/upgrade", headers=auth(guest_tok))
         assert (refused.status_code, refused.json()["error"]) == (400, "bot_needs_account")
@@ -96,7 +96,7 @@ async def test_upgrading_to_a_bot(server: Served) -> None:
 
 
 async def test_the_game_stream_moves_and_the_end(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         black, white = await bot(http, "blackbot"), await bot(http, "whitebot")
         game = await start(http, black, white, clock={"base": 300, "increment": 3}, rated=True)
         async with ndjson(http, f"/api/bot/game/stream/{game}", black) as lines:
@@ -146,7 +146,7 @@ async def test_the_event_stream_sends_what_waits_then_what_happens(
     server: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(streams, "KEEP_ALIVE_SECONDS", 0.2)
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         a, b = await bot(http, "abot"), await bot(http, "bbot")
         playing = await start(http, a, b)
         waiting = await http.post("/api/challenge/abot", headers=auth(b))
@@ -182,7 +182,7 @@ async def test_the_event_stream_sends_what_waits_then_what_happens(
 async def test_the_documented_example_bot_plays_a_whole_game(server: Served) -> None:
     docs = (ROOT / "docs" / "bots.md").read_text()
     assert EXAMPLE.read_text() in docs  # the file run here is the one the docs show
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         one, two = await bot(http, "randomone"), await bot(http, "randomtwo")
         processes = []
         try:
@@ -217,8 +217,8 @@ async def test_streams_follow_a_game_played_on_another_server(
 ) -> None:
     one, two = two_servers
     async with (
-        httpx.AsyncClient(base_url=one.url) as on_one,
-        httpx.AsyncClient(base_url=two.url) as on_two,
+        one.http() as on_one,
+        two.http() as on_two,
     ):
         alpha, beta = await bot(on_one, "alpha"), await bot(on_two, "beta")
         async with ndjson(on_two, "/api/stream/event", beta) as beta_events:
@@ -254,7 +254,7 @@ async def test_a_private_game_is_answered_as_no_game_to_anyone_but_its_players(
     async with guest(server.url) as a, guest(server.url) as b:
         match = await start_private(a, b)
         game, missing = match.id, match.id + 1000
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             callers = [await bot(http, "snoopbot"), await register(server.url, "snooper")]
             for token in callers:
 

@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.ports import free_port
 from tests.support.proxy import haproxy_config, started
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, http_client
 from tests.support.ws import connect, guest_token, start_game
 
 pytestmark = pytest.mark.outage  # Redis stopped, real time
@@ -40,7 +40,7 @@ async def behind_haproxy(backends: list[str], tmp_path: Path) -> AsyncIterator[s
         started(["haproxy", "-f", str(config), "-db"], cwd=tmp_path, stdout=log, stderr=log),
     ):
         url = f"http://127.0.0.1:{port}"
-        async with httpx.AsyncClient(base_url=url) as http:
+        async with http_client(url) as http:
             deadline = time.monotonic() + 30
             while True:
                 with contextlib.suppress(httpx.HTTPError):
@@ -69,7 +69,7 @@ async def test_requests_through_haproxy_never_get_503_while_redis_is_down(
                 await match.play("11-15")
                 await private_redis.stop()
                 statuses: list[int] = []
-                async with httpx.AsyncClient(base_url=url) as http:
+                async with http_client(url) as http:
                     began = time.monotonic()
                     moves = iter(["23-19", "8-11", "22-17", "9-13"])
                     while time.monotonic() - began < OUTAGE_SECONDS:

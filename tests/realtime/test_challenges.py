@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 
-from app.services import challenges
+from app.matchmaking import challenges
 from tests.conftest import make_settings
 from tests.realtime.test_ratings import member
 from tests.support.server import Served, serve
@@ -104,7 +103,7 @@ async def test_rest_challenges_in_lichess_shape_and_two_acceptances_start_one_ga
     server: Served,
 ) -> None:
     alice, bob = await register(server.url, "alice"), await register(server.url, "bob")
-    async with httpx.AsyncClient(base_url=server.url) as http, member(server.url, "carol") as c:
+    async with server.http() as http, member(server.url, "carol") as c:
         made = await http.post(
             "/api/challenge/bob",
             json={"rated": True, "clock": {"base": 600, "increment": 5}, "color": "black"},
@@ -187,7 +186,7 @@ async def test_a_challenge_and_cancel_loop_is_limited_per_pair_and_per_recipient
             assert await loop(b, 1) == []
             assert await loop(c, 2) == ["rate_limited"]  # 5 per recipient: a's 3, b's, c's
             token = await guest_token(server.url)
-            async with httpx.AsyncClient(base_url=server.url) as http:
+            async with server.http() as http:
                 refused = await http.post(
                     f"/api/challenge/{name}", headers={"Authorization": f"Bearer {token}"}
                 )

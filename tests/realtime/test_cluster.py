@@ -12,12 +12,12 @@ import pytest
 from prometheus_client import REGISTRY
 
 from app.db.models import Game as GameRow
-from app.db.table_log import StoredEvent
+from app.live.liveplay import table_channel
+from app.live.log_store import StoredEvent
+from app.play.players import read_table
+from app.play.state import stored_clock
 from app.realtime.feeds import GAP_WAIT_SECONDS
 from app.realtime.hub import Hub
-from app.services.game_state import stored_clock
-from app.services.live import table_channel
-from app.services.players import read_table
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, attending, cluster, serve
 from tests.support.ws import Client, connect, guest, guest_token, start_game

@@ -17,14 +17,14 @@ def bearer(token: str) -> dict[str, str]:
 
 
 async def put(server: Served, token: str, game: int, lines: list[list[str]]) -> httpx.Response:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         return await http.put(
             f"/api/games/{game}/conditional", json={"lines": lines}, headers=bearer(token)
         )
 
 
 async def shown(server: Served, token: str, game: int) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         response = await http.get(f"/api/games/{game}/conditional", headers=bearer(token))
     assert response.status_code == 200, response.text
     found: dict[str, Any] = response.json()

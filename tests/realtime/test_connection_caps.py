@@ -47,7 +47,7 @@ async def refused(served: Served) -> Response:
 
 
 async def health(served: Served) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=served.url) as client:
+    async with served.http() as client:
         response = await client.get("/healthz")
         assert response.status_code == 200, response.text
         body: dict[str, Any] = response.json()
@@ -218,7 +218,7 @@ async def event_stream(served: Served, token: str, source: str = "127.0.0.1") ->
     served); yields its status."""
     transport = httpx.AsyncHTTPTransport(local_address=source)
     async with (
-        httpx.AsyncClient(base_url=served.url, transport=transport, timeout=10) as http,
+        served.http(transport=transport, timeout=10) as http,
         http.stream(
             "GET", "/api/stream/event", headers={"Authorization": f"Bearer {token}"}
         ) as response,

@@ -5,8 +5,6 @@ seek whose player has gone; such games are rated in their own category."""
 
 from __future__ import annotations
 
-import httpx
-
 from tests.support.server import Served
 from tests.support.ws import connect, guest, guest_token, member_token, start_game
 
@@ -42,7 +40,7 @@ async def test_a_game_over_several_days_ends_on_time(server: Served) -> None:
         for client in (a, b):
             ended = await client.expect("game_ended", game=match.id)
             assert (ended["result"], ended["termination"]) == ("1-0", "timeout")
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             archived = (await http.get(f"/api/games/{match.id}")).json()
         assert (archived["result"], archived["termination"]) == ("1-0", "timeout")
         assert archived["clock"]["base_s"] == 3 * DAY
@@ -110,7 +108,7 @@ async def test_a_player_has_many_correspondence_games_at_once(server: Served) ->
 
 
 async def test_a_correspondence_seek_waits_while_its_player_is_away(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         pools = {p["id"]: p for p in (await http.get("/api/pools")).json()}
     assert pools["english-3d"]["clock"] == {"base": 3 * DAY, "increment": 0, "days": 3}
     assert pools["english-3d"]["category"] == "correspondence"
@@ -118,7 +116,7 @@ async def test_a_correspondence_seek_waits_while_its_player_is_away(server: Serv
     async with connect(server.url, token) as first:
         await first.send(type="seek", pool="english-3d")
         await first.expect("seeking")
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         pools = {p["id"]: p for p in (await http.get("/api/pools")).json()}
     assert pools["english-3d"]["waiting"] == 1  # gone, and still waiting
     async with guest(server.url) as second:
@@ -140,7 +138,7 @@ async def test_correspondence_games_are_rated_in_their_own_category(server: Serv
         await match.play("11-15", "22-18")
         await a.send(type="resign", game=match.id)
         await b.expect("game_ended", game=match.id)
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         shown = (await http.get("/api/players/postal2")).json()
     categories = {(r["variant"], r["category"]) for r in shown["ratings"]}
     assert ("english", "correspondence") in categories

@@ -10,13 +10,11 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-import httpx
-
+from app.accounts import service as accounts
 from app.config import Settings
-from app.services import accounts
 from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 from tests.conftest import make_settings
-from tests.support.server import serve
+from tests.support.server import http_client, serve
 from tests.support.ws import Client, Match, connect, member_token
 
 HELPERS = 4
@@ -71,7 +69,7 @@ async def farm(farmer: Client, helpers: list[Client], games: int) -> list[dict[s
 
 async def blitz_rating(base_url: str, name: str) -> tuple[int, int]:
     """(rating, rated games) in English blitz; (1500, 0) before any."""
-    async with httpx.AsyncClient(base_url=base_url) as http:
+    async with http_client(base_url) as http:
         body = (await http.get(f"/api/players/{name}")).json()
     for rating in body["ratings"]:
         if (rating["variant"], rating["category"]) == ("english", "blitz"):
@@ -132,7 +130,7 @@ async def test_a_sharp_rise_against_few_opponents_is_queued_for_a_moderator(db_u
         assert games == 12 and rating >= 1800
         async with server.app.state.db.session() as session:
             await accounts.create_admin(session, ADMIN_NAME, ADMIN_PASSWORD)
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             token = (await log_in(http, ADMIN_NAME, ADMIN_PASSWORD)).json()["access_token"]
             admin = {"Authorization": f"Bearer {token}"}
             assert (await http.get("/api/admin/reviews")).status_code == 401

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy.exc import OperationalError
 
-from app.services import attendance
+from app.tables import attendance
 from tests.support.server import Served
 from tests.support.ws import Client, connect, guest, guest_token, start_game
 
@@ -130,7 +129,7 @@ async def test_a_finished_table_leaves_the_lobby_and_comes_back_with_a_rematch(
         await a.send(type="resign", game=match.id)
         await lobby.expect("lobby_table_removed", table=table_id)
         assert await listed(lobby, table_id) is None
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             rooms = (await http.get("/api/rooms")).json()
         listed_ids = [t["id"] for r in rooms for t in r["tables"]]
         assert table_id not in listed_ids

@@ -13,13 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-import httpx
 import pytest
 from sqlalchemy import make_url
 from websockets.exceptions import ConnectionClosed
 
 from app.config import Settings
-from app.services.presence import SWITCH_SECONDS
+from app.tables.presence import SWITCH_SECONDS
 from tests.api.admin_client import admin_client, ok
 from tests.conftest import PrivateRedis, make_settings
 from tests.support.server import Served, ServerProcess, serve
@@ -286,7 +285,7 @@ async def test_a_database_outage_heals_by_itself(db_url: str, tmp_path: Path) ->
             untimed = await start_game(c, d, clock=None)
             await timed.play("11-15", "22-18")  # the clocks run from here
             async with database_outage(db_url):
-                async with httpx.AsyncClient(base_url=server.url) as http:
+                async with server.http() as http:
                     health = await http.get("/healthz")
                 assert health.status_code == 503 and health.json()["database"] == "down"
                 with pytest.raises(ConnectionClosed) as refused:

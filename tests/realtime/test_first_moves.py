@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import httpx
 import pytest
 
 from app.config import Settings
@@ -46,7 +45,7 @@ async def test_a_game_nobody_starts_is_aborted_with_no_clock_run(server: Served)
             assert ended["clocks"] == {"black": 60_000, "white": 60_000}
         await a.send(type="move", game=match.id, move="11-15", ply=0)
         assert (await a.error())["code"] == "game_over"
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             archived = (await http.get(f"/api/games/{match.id}")).json()
         assert (archived["result"], archived["termination"]) == ("*", "aborted")
 

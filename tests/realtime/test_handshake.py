@@ -24,7 +24,7 @@ from app.config import Settings
 from tests.conftest import make_settings
 from tests.support.logs import server_log
 from tests.support.ports import free_port
-from tests.support.server import ROOT, Served
+from tests.support.server import ROOT, Served, http_client
 from tests.support.ws import guest_token
 
 
@@ -99,7 +99,7 @@ async def test_a_token_in_the_url_is_refused_with_a_pointer_to_the_header(server
 
 
 async def wait_http(url: str, process: asyncio.subprocess.Process) -> None:
-    async with httpx.AsyncClient(base_url=url) as client:
+    async with http_client(url) as client:
         for _ in range(600):
             if process.returncode is not None:
                 raise RuntimeError(f"the server exited with {process.returncode}")
@@ -142,7 +142,7 @@ async def test_tokens_never_reach_the_log(db_url: str, tmp_path: Path) -> None:
             for query in (f"?token={token}", f"?room=1&token={token}&x=1"):
                 async with websockets.connect(ws_url(url, query)) as ws:
                     await ws.recv()
-            async with httpx.AsyncClient(base_url=url) as http:
+            async with http_client(url) as http:
                 await http.get(f"/api/auth/me?token={token}")
         finally:
             process.terminate()

@@ -16,16 +16,15 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
 from app.config import Settings
+from app.correspondence.service import SWEEP_SECONDS
 from app.db.models import OutboxMail
-from app.services.correspondence import SWEEP_SECONDS
 from tests.conftest import make_settings
-from tests.support.server import Served, ServerProcess, free_port, serve
+from tests.support.server import Served, ServerProcess, free_port, http_client, serve
 from tests.support.ws import connect, member_token, start_game
 
 DAY = 86_400
@@ -112,7 +111,7 @@ async def test_a_move_is_mailed_to_a_confirmed_address_with_a_one_click_unsubscr
         async with connect(server.url, tokens[0]) as mara, connect(server.url, tokens[1]) as milo:
             match = await start_game(mara, milo, clock={"days": 3})
             await match.play("11-15")  # milo has no address yet: nothing is mailed
-            async with httpx.AsyncClient(base_url=server.url) as http:
+            async with server.http() as http:
                 asked = await http.put(
                     "/api/account/email",
                     json={"address": "milo@example.org"},
@@ -122,7 +121,7 @@ async def test_a_move_is_mailed_to_a_confirmed_address_with_a_one_click_unsubscr
             await match.play("22-18")
             await match.play("15x22")  # not confirmed yet: still nothing but the confirmation
             assert asked.status_code == 200
-            page = await httpx.AsyncClient(base_url=server.url).get(
+            page = await server.http().get(
                 link(confirmation, "/api/account/email/confirm?token=").removeprefix(SITE)
             )
             assert page.status_code == 200
@@ -137,7 +136,7 @@ async def test_a_move_is_mailed_to_a_confirmed_address_with_a_one_click_unsubscr
             assert mailed["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
             assert unsubscribe in mailed.get_content()
             assert "kind=your_move" in unsubscribe
-            async with httpx.AsyncClient(base_url=server.url) as http:
+            async with server.http() as http:
                 shown = await http.get(unsubscribe.removeprefix(SITE))
                 assert shown.status_code == 200 and "<form" in shown.text  # the GET does nothing
                 forged = await http.post(
@@ -155,7 +154,7 @@ async def test_a_move_is_mailed_to_a_confirmed_address_with_a_one_click_unsubscr
             await match.play("24-20", "8-11")
             await asyncio.sleep(1.0)
             assert len(inbox.to("milo@example.org")) == 2  # unsubscribed: no third
-            async with httpx.AsyncClient(base_url=server.url) as http:
+            async with server.http() as http:
                 notices = (await http.get("/api/notifications", headers=bearer(tokens[1]))).json()
             assert sum(n["kind"] == "your_move" for n in notices["data"]) == 4  # still in the inbox
             assert len(inbox.to("mara@example.org")) == 0
@@ -295,7 +294,7 @@ async def test_a_server_killed_while_it_sends_sends_each_mail_once(
 
 async def confirmed_at(url: str, inbox: Inbox, token: str, address: str) -> None:
     """Give `address`, and open the link mailed to it (once: a second time it is refused)."""
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with http_client(url) as http:
         given = await http.put(
             "/api/account/email", json={"address": address}, headers=bearer(token)
         )

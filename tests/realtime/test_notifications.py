@@ -7,10 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
-
-from app.services import retention
-from app.services.correspondence import SWEEP_SECONDS
+from app.correspondence.service import SWEEP_SECONDS
+from app.notify import inbox as notices
 from tests.support.server import Served
 from tests.support.ws import Client, connect, member_token, start_game
 
@@ -22,7 +20,7 @@ def bearer(token: str) -> dict[str, str]:
 
 
 async def inbox(server: Served, token: str, **params: Any) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         response = await http.get("/api/notifications", params=params, headers=bearer(token))
     assert response.status_code == 200, response.text
     shown: dict[str, Any] = response.json()
@@ -65,7 +63,7 @@ async def test_a_challenge_is_in_the_inbox_until_read(server: Served) -> None:
     assert shown["unread"] == 1
     assert [n["id"] for n in shown["data"]] == [pushed["id"]]
     assert shown["data"][0]["data"]["clock"]["days"] == 3
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         read = await http.post("/api/notifications/read", json={}, headers=bearer(tokens[1]))
         assert read.json() == {"unread": 0}
         refused = await http.get("/api/notifications", params={"limit": 0})
@@ -141,7 +139,7 @@ async def test_the_time_alarm_rings_once_per_move(server: Served) -> None:
 
 async def test_players_are_reminded_of_a_tournament_about_to_start(server: Served) -> None:
     token = await member_token(server.url, "tia")
-    async with connect(server.url, token) as tia, httpx.AsyncClient(base_url=server.url) as http:
+    async with connect(server.url, token) as tia, server.http() as http:
         body = {
             "kind": "arena",
             "name": "Sunday arena",
@@ -167,9 +165,9 @@ async def test_old_notices_are_pruned(server: Served) -> None:
         await notice(two, "challenge")
     live = server.app.state.live
     server.clock.advance(89 * DAY)
-    assert await retention.prune_notices(live) == 0
+    assert await notices.prune(live) == 0
     assert len((await inbox(server, tokens[1]))["data"]) == 1
     # (The server's own pruning runs too when the clock moves past its minute: either deletes.)
     server.clock.advance(2 * DAY)
-    await retention.prune_notices(live)
+    await notices.prune(live)
     assert (await inbox(server, tokens[1]))["data"] == []

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
-
 from app.db.models import Rating
 from app.timeutil import utcnow
 from tests.support.server import Served
@@ -16,7 +14,7 @@ from tests.support.ws import connect, guest
 
 
 async def waiting(server: Served, pool: str) -> int:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         pools = (await http.get("/api/pools")).json()
     count: int = next(p["waiting"] for p in pools if p["id"] == pool)
     return count
@@ -74,7 +72,7 @@ async def test_bad_seeks_are_refused(server: Served) -> None:
 
 
 async def test_a_room_lists_its_seated_connected_players(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         async with guest(server.url) as a, guest(server.url) as b:
             await a.send(type="open", room="english-casual")
             table = (await a.expect("table"))["table"]

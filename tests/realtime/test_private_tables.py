@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
 
 from app.realtime.hub import Hub
@@ -226,7 +225,7 @@ async def test_the_lobby_never_shows_a_private_table_nor_anyone_its_invite(
         await lobby_table_of(lobby, public)
         await lobby.send(type="subscribe_lobby")
         rooms = (await lobby.expect("lobby"))["rooms"]
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             listed = (await http.get("/api/rooms")).json()
         welcome = spectator.welcome
     for room in (*rooms, *listed):
@@ -256,7 +255,7 @@ async def test_a_game_played_at_a_private_table_is_left_out_of_the_public_archiv
     the export leave it out for anyone else, while its players list it."""
     game_id = private.match.game["id"]
     black = private.match.black.welcome["user"]["name"]
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         mine = {"Authorization": f"Bearer {private.black_token}"}
         for path in ("/api/games", f"/api/players/{black}/games"):
             public = (await http.get(path, params={"status": "playing"})).json()

@@ -10,16 +10,15 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import text
 
 from app.config import Settings
-from app.db import puzzles as stored
 from app.db.engine import Database
+from app.puzzles import service as puzzles
 from app.puzzles import shipped
+from app.puzzles import store as stored
 from app.rules import Game
-from app.services import puzzles
 from tests.conftest import make_settings
 from tests.support.server import Served, serve
 from tests.support.ws import guest_token, member_token
@@ -90,7 +89,7 @@ async def test_a_puzzle_solved_move_by_move_rates_the_player_and_the_puzzle(
     server: Served, settings: Settings
 ) -> None:
     token = await member_token(server.url, "pia")
-    async with httpx.AsyncClient(base_url=server.url, headers=bearer(token)) as http:
+    async with server.http(headers=bearer(token)) as http:
         puzzle = (await http.get("/api/puzzles/next", params={"variant": "english"})).json()
         assert puzzle["solution"] is None and puzzle["legal_moves"]
         game = Game("english", puzzle["fen"])
@@ -140,7 +139,7 @@ async def test_a_wrong_move_ends_the_puzzle_and_shows_the_solution(
     server: Served, settings: Settings
 ) -> None:
     token = await member_token(server.url, "quin")
-    async with httpx.AsyncClient(base_url=server.url, headers=bearer(token)) as http:
+    async with server.http(headers=bearer(token)) as http:
         puzzle = (await http.get("/api/puzzles/next", params={"variant": "pool"})).json()
         assert puzzle["variant"] == "pool"
         solution = await solution_of(settings.database_url, puzzle["id"])
@@ -164,7 +163,7 @@ async def test_a_wrong_move_ends_the_puzzle_and_shows_the_solution(
 async def test_a_guest_solves_without_a_rating(server: Served, settings: Settings) -> None:
     guest = await guest_token(server.url)
     for headers in ({}, bearer(guest)):  # a visitor, and a guest account
-        async with httpx.AsyncClient(base_url=server.url, headers=headers) as http:
+        async with server.http(headers=headers) as http:
             puzzle = (await http.get("/api/puzzles/next")).json()
             solution = await solution_of(settings.database_url, puzzle["id"])
             verdict = (
@@ -172,12 +171,12 @@ async def test_a_guest_solves_without_a_rating(server: Served, settings: Setting
             ).json()
             assert verdict["correct"] is True and verdict["rated"] in (False, None)
             assert (await http.get(f"/api/puzzles/{puzzle['id']}")).json()["plays"] == 0
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         assert (await http.get("/api/puzzles/dashboard")).status_code == 401
 
 
 async def test_themes_are_counted_and_filter_the_next_puzzle(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         themes = (await http.get("/api/puzzles/themes", params={"variant": "english"})).json()
         assert themes and set(themes) <= set(puzzles.THEMES)
         theme = max(themes, key=lambda t: themes[t])
@@ -190,7 +189,7 @@ async def test_bad_attempts_are_refused_and_change_nothing(
     server: Served, settings: Settings
 ) -> None:
     token = await member_token(server.url, "rex")
-    async with httpx.AsyncClient(base_url=server.url, headers=bearer(token)) as http:
+    async with server.http(headers=bearer(token)) as http:
         puzzle = (await http.get("/api/puzzles/next")).json()
         solution = await solution_of(settings.database_url, puzzle["id"])
         url = f"/api/puzzles/{puzzle['id']}/moves"
@@ -220,7 +219,7 @@ async def test_a_first_try_sent_twice_at_once_is_rated_once(
     server: Served, settings: Settings
 ) -> None:
     token = await member_token(server.url, "sam")
-    async with httpx.AsyncClient(base_url=server.url, headers=bearer(token)) as http:
+    async with server.http(headers=bearer(token)) as http:
         puzzle = (await http.get("/api/puzzles/next")).json()
         solution = await solution_of(settings.database_url, puzzle["id"])
         body = {"moves": [wrong_move(puzzle, solution)]}

@@ -11,17 +11,17 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
-import httpx
 import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import func, select
 
 from app.db.engine import Database
 from app.db.models import Rating, RatingChange
+from app.play import cache as game_cache
+from app.play import games
 from app.rules import Game, get_variant
-from app.services import game_cache, games
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, cluster
+from tests.support.server import Served, cluster, http_client
 from tests.support.ws import Client, connect, guest, member_token, start_game
 
 PASSWORD = "a fine long passphrase"
@@ -88,7 +88,7 @@ async def member(base_url: str, name: str) -> AsyncIterator[Client]:
 
 
 async def player(base_url: str, name: str) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=base_url) as http:
+    async with http_client(base_url) as http:
         response = await http.get(f"/api/players/{name}")
         response.raise_for_status()
         body: dict[str, Any] = response.json()

@@ -8,18 +8,17 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import httpx
 import pytest
 import websockets
 from sqlalchemy import update
 from websockets.exceptions import ConnectionClosed
 
+from app.accounts.service import hash_token
 from app.config import Settings
 from app.db.models import AuthToken
-from app.services.accounts import hash_token
 from app.timeutil import utcnow
 from tests.conftest import PrivateRedis, make_settings
-from tests.support.server import Served, cluster, serve
+from tests.support.server import Served, cluster, http_client, serve
 
 PASSWORD = "kings-row-2026"
 CLOSED_WITHIN_SECONDS = 5.0  # a generous bound, not a measurement: the sweep runs every 0.5 s
@@ -67,7 +66,7 @@ async def still_open(ws: websockets.ClientConnection) -> None:
 
 
 async def register(url: str, name: str) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with http_client(url) as http:
         response = await http.post("/api/auth/register", json={"name": name, "password": PASSWORD})
         response.raise_for_status()
         body: dict[str, Any] = response.json()
@@ -75,7 +74,7 @@ async def register(url: str, name: str) -> dict[str, Any]:
 
 
 async def log_in(url: str, name: str) -> str:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with http_client(url) as http:
         response = await http.post("/api/auth/login", json={"name": name, "password": PASSWORD})
         response.raise_for_status()
         token: str = response.json()["access_token"]
@@ -83,7 +82,7 @@ async def log_in(url: str, name: str) -> str:
 
 
 async def log_out(url: str, token: str) -> None:
-    async with httpx.AsyncClient(base_url=url) as http:
+    async with http_client(url) as http:
         response = await http.post("/api/auth/logout", headers={"Authorization": f"Bearer {token}"})
         assert response.status_code == 204
 

@@ -15,7 +15,6 @@ from logging import LogRecord
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
@@ -175,7 +174,7 @@ async def test_what_a_client_sends_once_it_is_being_closed_is_not_acted_on(
             await slow.send(type="move", game=match.id, move="11-15", ply=0)
             slow.ws.transport.abort()
         await forgotten(hub, conn)  # the server has read all it will of the slow client
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             game = (await http.get(f"/api/games/{match.id}")).raise_for_status().json()
         assert game["ply_count"] == 0 and game["moves"] == []
     assert failures(log) == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 
 from app.config import Settings
@@ -100,7 +99,7 @@ async def test_the_refusal_names_the_tables_that_count(server: Served) -> None:
 
 async def stored_game(server: Served, game_id: int) -> tuple[list[str], str]:
     """The game's moves as the archive stores them, and its PDN."""
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         game = (await rest.get(f"/api/games/{game_id}")).json()
         pdn = (await rest.get(f"/api/games/{game_id}.pdn")).text
     return [m["move"] for m in game["moves"]], pdn
@@ -193,7 +192,7 @@ async def test_the_computer_accepts_a_takeback_at_once(server: Served) -> None:
 
 async def set_takebacks(server: Served, token: str, allowed: bool) -> None:
     """Change the account's takeback preference over REST, as its settings page does."""
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         headers = {"Authorization": f"Bearer {token}"}
         before = (await rest.get("/api/account/preferences", headers=headers)).json()
         assert set(before) == {"takebacks"}
@@ -238,7 +237,7 @@ async def test_a_player_who_turned_takebacks_off_is_never_asked(server: Served) 
 
 
 async def test_the_preferences_are_an_accounts_own(server: Served) -> None:
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         assert (await rest.get("/api/account/preferences")).status_code == 401
         refused = await rest.patch("/api/account/preferences", json={"takebacks": False})
         assert refused.status_code == 401
@@ -358,7 +357,7 @@ async def test_a_game_aborted_before_it_began_is_neither_listed_nor_counted(
         await a.send(type="resign", game=played.id)
         await a.expect("game_ended", game=played.id)
         name = a.welcome["user"]["name"]
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         listings = [
             ("/api/games", {}),
             ("/api/games", {"player": name}),
@@ -389,7 +388,7 @@ async def test_an_account_whose_games_were_all_aborted_has_played_none(server: S
         match = await start_game(cleo, other)
         await cleo.send(type="abort", game=match.id)
         await other.expect("game_ended", game=match.id, termination="aborted")
-    async with httpx.AsyncClient(base_url=server.url) as rest:
+    async with server.http() as rest:
         upgraded = await rest.post(
             "/api/bot/account/upgrade", headers={"Authorization": f"Bearer {token}"}
         )

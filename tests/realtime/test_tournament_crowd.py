@@ -13,7 +13,6 @@ import random
 from collections import defaultdict
 from typing import Any
 
-import httpx
 import pytest
 
 from tests.support.server import Served
@@ -78,7 +77,7 @@ async def test_thirty_bots_play_an_arena_to_the_end_on_two_processes(
             client = await stack.enter_async_context(connect(server.url, token))
             bots.append(Bot(client, number))
             tokens.append(token)
-        http = await stack.enter_async_context(httpx.AsyncClient(base_url=one.url))
+        http = await stack.enter_async_context(one.http())
         made = await http.post(
             "/api/tournaments",
             json={"kind": "arena", "name": "Crowd", "minutes": 1, "starts_in": 0}
@@ -117,7 +116,7 @@ async def test_thirty_bots_play_an_arena_to_the_end_on_two_processes(
     assert [row["rank"] for row in standings] == list(range(1, PLAYERS + 1))
     assert all(bot.overlaps == 0 for bot in bots), [bot.overlaps for bot in bots]
     # Every game the bots were given is the tournament's, and each counted once.
-    async with httpx.AsyncClient(base_url=one.url) as http:
+    async with one.http() as http:
         games: dict[int, dict[str, Any]] = {}
         for game_id in {g for bot in bots for g in bot.games}:
             games[game_id] = (await http.get(f"/api/games/{game_id}")).json()

@@ -115,7 +115,7 @@ async def test_a_tournament_is_created_read_listed_and_refuses_bad_settings(
     server: Served,
 ) -> None:
     token = await member_token(server.url, "organiser")
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         made = await create(http, token, kind="swiss", rounds=3, starts_in=600)
         assert made["status"] == "created" and made["standings"] == []
         assert (made["kind"], made["rounds"], made["draw_after_move"]) == ("swiss", 3, 30)
@@ -150,7 +150,7 @@ async def test_joining_withdrawing_and_cancelling_are_refused_when_they_make_no_
         await member_token(server.url, "visitor7"),
     )
     visitor = await guest_token(server.url)
-    async with httpx.AsyncClient(base_url=server.url) as http:
+    async with server.http() as http:
         rated = await create(http, owner, kind="arena", minutes=10, rated=True, starts_in=600)
         assert (await join(http, visitor, rated["id"])).json()["error"] == "rated_needs_account"
         assert (await join(http, other, rated["id"])).status_code == 200
@@ -199,7 +199,7 @@ async def test_an_arena_pairs_in_waves_never_at_once_again_and_scores_its_games(
     server: Served,
 ) -> None:
     names = ["arena1", "arena2", "arena3", "arena4"]
-    async with players(server, names) as found, httpx.AsyncClient(base_url=server.url) as http:
+    async with players(server, names) as found, server.http() as http:
         clients = [client for client, _ in found]
         made = await entered(http, [token for _, token in found], kind="arena", minutes=2)
         # The first wave pairs everyone at once.
@@ -233,7 +233,7 @@ async def test_an_arena_pairs_in_waves_never_at_once_again_and_scores_its_games(
 
 async def test_a_swiss_is_paired_round_by_round_with_a_bye_and_tiebreaks(server: Served) -> None:
     names = ["swiss1", "swiss2", "swiss3", "swiss4", "swiss5"]
-    async with players(server, names) as found, httpx.AsyncClient(base_url=server.url) as http:
+    async with players(server, names) as found, server.http() as http:
         clients = {client.user_id: client for client, _ in found}
         made = await entered(http, [token for _, token in found], kind="swiss", rounds=2)
         met: set[frozenset[int]] = set()
@@ -271,7 +271,7 @@ async def test_a_swiss_is_paired_round_by_round_with_a_bye_and_tiebreaks(server:
 
 async def test_a_round_robin_plays_every_pairing_once(server: Served) -> None:
     names = ["rr1", "rr2", "rr3"]
-    async with players(server, names) as found, httpx.AsyncClient(base_url=server.url) as http:
+    async with players(server, names) as found, server.http() as http:
         clients = {client.welcome["user"]["name"]: client for client, _ in found}
         made = await entered(http, [token for _, token in found], kind="round_robin")
         pairs = set()
@@ -296,7 +296,7 @@ async def test_a_round_robin_plays_every_pairing_once(server: Served) -> None:
 async def test_a_ballot_match_plays_one_opening_with_each_colour(server: Served) -> None:
     async with (
         players(server, ["ballot1", "ballot2"]) as found,
-        httpx.AsyncClient(base_url=server.url) as http,
+        server.http() as http,
     ):
         (one, token), (two, _) = found
         made = await entered(
@@ -328,7 +328,7 @@ async def test_a_ballot_match_plays_one_opening_with_each_colour(server: Served)
 async def test_a_swiss_game_takes_no_takeback_and_no_early_draw_offer(server: Served) -> None:
     async with (
         players(server, ["rules1", "rules2"]) as found,
-        httpx.AsyncClient(base_url=server.url) as http,
+        server.http() as http,
     ):
         (one, token), (two, _) = found
         await entered(http, [token for _, token in found], kind="swiss", rounds=1)
@@ -376,12 +376,12 @@ async def test_a_swiss_carries_on_after_its_server_is_killed(db_url: str, tmp_pa
     await process.start()
     try:
         tokens = [await member_token(process.url, f"durable{n}") for n in range(3)]
-        async with httpx.AsyncClient(base_url=process.url) as http:
+        async with process.http() as http:
             made = await entered(http, tokens, kind="swiss", rounds=2)
             first = await until(http, made["id"], lambda t: t["playing"], "round 1")
         await process.kill()
         await process.start()
-        async with httpx.AsyncClient(base_url=process.url) as http:
+        async with process.http() as http:
             again = await get(http, made["id"])
             assert (again["status"], again["round"]) == ("started", 1)
             assert again["playing"] == first["playing"]
@@ -404,7 +404,7 @@ async def test_a_swiss_carries_on_after_its_server_is_killed(db_url: str, tmp_pa
 async def test_an_arena_player_goes_berserk_before_their_first_move(server: Served) -> None:
     async with (
         players(server, ["zerk1", "zerk2"]) as found,
-        httpx.AsyncClient(base_url=server.url) as http,
+        server.http() as http,
     ):
         made = await create(
             http, found[0][1], kind="arena", minutes=5, clock={"base": 60, "increment": 2}
@@ -443,7 +443,7 @@ async def test_an_arena_player_goes_berserk_before_their_first_move(server: Serv
         shown = ok(await http.get(f"/api/games/{game}"))
         assert shown["tournament"] == made["id"]
     async with players(server, ["zerk3", "zerk4"]) as found:
-        async with httpx.AsyncClient(base_url=server.url) as http:
+        async with server.http() as http:
             made = await create(http, found[0][1], kind="swiss", rounds=1)
             for _, token in found:
                 assert (await join(http, token, made["id"])).status_code == 200
@@ -459,7 +459,7 @@ async def test_a_page_following_a_tournament_hears_each_change(server: Served) -
     names = ["follow1", "follow2", "follow3", "follow4"]
     async with (
         players(server, names) as found,
-        httpx.AsyncClient(base_url=server.url) as http,
+        server.http() as http,
         connect(server.url) as page,  # a visitor, signed out
     ):
         made = await create(http, found[0][1], kind="swiss", rounds=2, starts_in=600)
@@ -520,7 +520,7 @@ async def test_a_tournament_game_nobody_starts_is_lost_by_the_side_to_move(serve
     the side to move (it scores for the opponent), and an arena pauses that player."""
     async with (
         players(server, ["nostart1", "nostart2"]) as found,
-        httpx.AsyncClient(base_url=server.url) as http,
+        server.http() as http,
     ):
         made = await entered(http, [token for _, token in found], kind="arena", minutes=30)
         notices = [await next_game(client) for client, _ in found]

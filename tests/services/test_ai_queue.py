@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from app.services.ai_queue import FairQueue
+from app.computer.queue import FairQueue
 
 
 class Searches:

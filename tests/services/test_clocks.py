@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from app.play.clocks import GameClock
 from app.rules import Color
-from app.services.clocks import GameClock
 
 BLACK, WHITE = Color.BLACK, Color.WHITE
 

@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import func, insert, inspect, select, text, update
 
-from app.db import games as stored_games
-from app.db import moves as stored_moves
 from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import GameTable, TableEvent
 from app.db.models import Move as MoveRow
-from app.services.commits import MoveCommit, MoveWriter
+from app.play import moves_store as stored_moves
+from app.play import store as stored_games
+from app.play.commits import MoveCommit, MoveWriter
 from app.timeutil import as_utc
 
 TABLES: dict[int, int] = {}  # game → its table

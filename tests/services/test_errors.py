@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from app.services import accounts, admin, archive
-from app.services.errors import Code, ServiceError
-from app.services.live import PlayError
+from app.accounts import service as accounts
+from app.archive import service as archive
+from app.errors import Code, ServiceError
+from app.live.liveplay import PlayError
+from app.moderation import admin
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from app.db.engine import Database
-from app.services.heartbeat import LOCK_SPACE, AliveCache, Heartbeat, _lock_key
+from app.live.heartbeat import LOCK_SPACE, AliveCache, Heartbeat, _lock_key
 
 
 async def test_a_process_starting_while_one_recovers_alone_waits_and_is_not_alone(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import httpx
 
+from app.archive.importer import Importer, check_game
 from app.db.engine import Database
 from app.rules.pdn import MAX_TAG_LENGTH, PdnGame, read_games
-from app.services.importer import Importer, check_game
 
 ROOT = Path(__file__).resolve().parents[2]
 # The English collections of tests/data (DUTCH96H.pdn is international draughts).

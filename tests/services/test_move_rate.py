@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prometheus_client import REGISTRY
 
-from app.services.move_rate import MoveRate
+from app.live.move_rate import MoveRate
 
 
 class FakeClock:

@@ -14,10 +14,10 @@ from sqlalchemy import func, select
 from app.broker.memory import MemoryBroker
 from app.db.engine import Database
 from app.db.models import Game, Seek, User
-from app.services import pairing
-from app.services.live import LivePlay
-from app.services.pairing import Seeker, match
-from app.services.players import PlayerRef
+from app.live.liveplay import LivePlay
+from app.matchmaking import pools as pairing
+from app.matchmaking.pools import Seeker, match
+from app.play.players import PlayerRef
 from tests.conftest import make_settings
 
 NOW = 1_000_000.0

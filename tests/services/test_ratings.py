@@ -10,14 +10,14 @@ from datetime import datetime
 import pytest
 from sqlalchemy import func, select, text
 
-from app.db import presence as stored_presence
 from app.db.engine import Database
 from app.db.models import Game as GameRow
 from app.db.models import Rating, RatingChange, User
+from app.errors import Code
+from app.ratings import service as ratings
 from app.rules import Result
-from app.services import ratings
-from app.services.errors import Code
 from app.status import GameStatus
+from app.tables import presence_store as stored_presence
 from app.timeutil import utcnow
 from tests.conftest import make_settings
 

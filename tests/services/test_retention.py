@@ -11,11 +11,12 @@ from sqlalchemy import func, select
 
 from app.broker.memory import MemoryBroker
 from app.clock import FakeClock
-from app.db import table_log
 from app.db.engine import Database
 from app.db.models import GameTable, Room, TableEvent
-from app.services import retention, tables
-from app.services.live import LivePlay
+from app.live import log_store as table_log
+from app.live import retention
+from app.live.liveplay import LivePlay
+from app.tables import service as tables
 from tests.conftest import make_settings
 
 

@@ -12,10 +12,10 @@ from sqlalchemy import func, select, update
 from app.broker.memory import MemoryBroker
 from app.db.engine import Database
 from app.db.models import GameTable, Room, User
-from app.services import table_opening
-from app.services.errors import Code
-from app.services.live import LivePlay, PlayError
-from app.services.players import PlayerRef
+from app.errors import Code
+from app.live.liveplay import LivePlay, PlayError
+from app.play.players import PlayerRef
+from app.tables import opening as table_opening
 from tests.conftest import make_settings
 
 ROOM = "english-casual"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from app.live import events
 from app.rules import Result, Termination
-from app.services import events
 from app.status import GameStatus
 
 

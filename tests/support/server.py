@@ -18,6 +18,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
@@ -33,9 +34,26 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class Served:
-    url: str  # http://127.0.0.1:PORT
+    url: str  # http://127.0.0.1:PORT, or an in-process app's (`tests.support.inproc`)
     app: FastAPI  # its `state` holds the live-play registry and broker, for administration
     clock: FakeClock  # the server's time: advance it to pass a deadline at once
+
+    def http(self, source: str | None = None, **options: Any) -> httpx.AsyncClient:
+        """An HTTP client of this server (from the loopback address `source` if given)."""
+        return http_client(self.url, source, **options)
+
+
+def http_client(base_url: str, source: str | None = None, **options: Any) -> httpx.AsyncClient:
+    """An HTTP client of the server at `base_url`: through the network for a real server, in
+    this event loop for an in-process one (`tests.support.inproc`)."""
+    from tests.support.inproc import Transport, app_at
+
+    app = app_at(base_url)
+    if app is not None:
+        transport: httpx.AsyncBaseTransport = Transport(app, (source or "127.0.0.1", 50000))
+    else:
+        transport = httpx.AsyncHTTPTransport(local_address=source)
+    return httpx.AsyncClient(base_url=base_url, transport=transport, **options)
 
 
 class QuickServer(uvicorn.Server):

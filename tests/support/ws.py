@@ -7,22 +7,22 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-import httpx
 import websockets
-from websockets.asyncio.client import ClientConnection
 from websockets.typing import Subprotocol
 
 from app.clock import FakeClock
 from app.realtime import handshake
+from tests.support.inproc import AsgiSocket, app_at
+from tests.support.server import http_client
 
 WAIT_SECONDS = 10.0
 ADVANCE_EVERY_SECONDS = 0.1
 
 
 async def guest_token(base_url: str) -> str:
-    async with httpx.AsyncClient(base_url=base_url) as client:
+    async with http_client(base_url) as client:
         response = await client.post("/api/auth/guest")
         response.raise_for_status()
         token: str = response.json()["access_token"]
@@ -34,7 +34,7 @@ MEMBER_PASSWORD = "a-long-passphrase-9"
 
 async def member_token(base_url: str, name: str, password: str = MEMBER_PASSWORD) -> str:
     """Register an account; its bearer token."""
-    async with httpx.AsyncClient(base_url=base_url) as client:
+    async with http_client(base_url) as client:
         response = await client.post(
             "/api/auth/register", json={"name": name, "password": password}
         )
@@ -52,10 +52,53 @@ def ws_url(base_url: str) -> str:
     return base_url.replace("http://", "ws://") + "/ws"
 
 
+class Socket(Protocol):
+    """What the tests use of a websocket: a `websockets` client connection to a real server, or
+    an `AsgiSocket` to an in-process one."""
+
+    async def send(self, message: str | bytes) -> None: ...
+    async def recv(self) -> str | bytes: ...
+    async def close(self, code: int = 1000, reason: str = "") -> None: ...
+
+
+@asynccontextmanager
+async def open_socket(
+    base_url: str,
+    subprotocols: list[Subprotocol] | None = None,
+    *,
+    source: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> AsyncIterator[Any]:
+    """A websocket to `/ws` of the server at `base_url` (from the loopback address `source`):
+    a real connection to a real server, an `AsgiSocket` to an in-process app."""
+    app = app_at(base_url)
+    if app is None:
+        async with websockets.connect(
+            ws_url(base_url),
+            subprotocols=subprotocols,
+            additional_headers=headers,
+            compression=None,
+            close_timeout=2,
+            local_addr=(source, 0) if source is not None else None,
+        ) as ws:
+            yield ws
+        return
+    raw = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    socket = AsgiSocket(
+        app,
+        base_url,
+        subprotocols=list(subprotocols or []),
+        client=(source or "127.0.0.1", 50000),
+        headers=raw,
+    )
+    async with await socket.open() as ws:
+        yield ws
+
+
 class Client:
     """One socket; `expect` reads until a message of the wanted type (keeping the others)."""
 
-    def __init__(self, ws: ClientConnection) -> None:
+    def __init__(self, ws: Any) -> None:
         self.ws = ws
         self.seen: list[dict[str, Any]] = []
         self.welcome: dict[str, Any] = {}
@@ -104,13 +147,7 @@ async def connect(
     base_url: str, token: str | None = None, source: str | None = None
 ) -> AsyncIterator[Client]:
     """A socket, from the loopback address `source` (such as 127.0.0.2) if given."""
-    async with websockets.connect(
-        ws_url(base_url),
-        subprotocols=subprotocols(token),
-        compression=None,
-        close_timeout=2,
-        local_addr=(source, 0) if source is not None else None,
-    ) as ws:
+    async with open_socket(base_url, subprotocols(token), source=source) as ws:
         client = Client(ws)
         client.welcome = await client.expect("welcome")
         client.seen.clear()

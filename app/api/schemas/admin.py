@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app import rules
-from app.api.params import MAX_ID, NAME_PATTERN, TEXT_PATTERN, WORDS_PATTERN
+from app.api.common.params import MAX_ID, NAME_PATTERN, TEXT_PATTERN, WORDS_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
 from app.api.schemas.users import UtcDatetime
 from app.status import UserKind

@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.config import JsonDict
 
 from app.api.schemas.ratings import RatingPublic
-from app.services.archive import GameRating, GameRecord, GameSummary, PlayerProfile
-from app.services.ratings import PlayerRating
+from app.archive.service import GameRating, GameRecord, GameSummary, PlayerProfile
+from app.ratings.service import PlayerRating
 from app.status import GameStatus
 
 Variant = Literal["english", "pool"]

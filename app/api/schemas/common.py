@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from app.services.clocks import Clock
+from app.play.clocks import Clock
 
 __all__ = ["Clock", "PlayerPublic", "SeatedPlayerPublic"]
 

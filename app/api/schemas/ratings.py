@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.services.ratings import HistoryPoint, LeaderboardEntry, PlayerRating
+from app.ratings.service import HistoryPoint, LeaderboardEntry, PlayerRating
 
 Category = Literal["bullet", "blitz", "rapid", "classical", "correspondence", "untimed"]
 

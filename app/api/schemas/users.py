@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from app.api.params import NAME_PATTERN
+from app.api.common.params import NAME_PATTERN
 from app.status import UserKind
 from app.timeutil import as_utc
 

@@ -1,5 +1,5 @@
 """Game analyses: one per game, asked for once, made once, served to everyone after
-(`app.services.analysis`)."""
+(`app.analysis.service`)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class GameAnalysis(Base):
     lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The start position's value, then each ply's report (`app.services.analysis.ply_payload`).
+    # The start position's value, then each ply's report (`app.analysis.service.ply_payload`).
     start: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     plies: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     accuracy_black: Mapped[float | None] = mapped_column(Float)

@@ -1,6 +1,6 @@
-"""Notifications (`app.services.notifications`): each player's inbox, the e-mail outbox its
-worker sends from (`app.services.mailer`), and the conditional moves stored for correspondence
-games (`app.services.conditional`)."""
+"""Notifications (`app.notify.inbox`): each player's inbox, the e-mail outbox its
+worker sends from (`app.notify.mailer`), and the conditional moves stored for correspondence
+games (`app.correspondence.conditional`)."""
 
 from __future__ import annotations
 

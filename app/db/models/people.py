@@ -41,12 +41,12 @@ class User(Base):
     ban_reason: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # Upgraded for the bot API (`app.services.bots`): plays through it, never in pools.
+    # Upgraded for the bot API (`app.bots.accounts`): plays through it, never in pools.
     is_bot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     # The account's takeback preference: off, no takeback is asked in its games, by it or of
-    # it, and the tables it opens default to none (`app.services.takebacks`).
+    # it, and the tables it opens default to none (`app.play.takebacks`).
     takebacks: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
-    # E-mail (`app.services.email_settings`): the confirmed address; one waiting for its
+    # E-mail (`app.notify.email_settings`): the confirmed address; one waiting for its
     # confirmation link (the token's SHA-256); the account's key of its unsubscribe links;
     # the kinds of notice it wants no mail of.
     email: Mapped[str | None] = mapped_column(String(254))
@@ -96,7 +96,7 @@ class AuthToken(Base):
 
 
 class RateLimit(Base):
-    """One counter of `app.services.limits`: failed log-ins of an address, a name or a pair of
+    """One counter of `app.accounts.limits`: failed log-ins of an address, a name or a pair of
     both, or the accounts an address created. Kept in the database so that every server
     process counts the same attempts; deleted once `expires_at` has passed.
     """
@@ -115,7 +115,7 @@ class ServerHeartbeat(Base):
     """A server process's latest sign of life, written every few seconds (one row per start).
 
     At start-up these tell a process joining a running cluster from one starting after downtime,
-    and when that downtime began; see `app.services.heartbeat`. The admin status sums the load
+    and when that downtime began; see `app.live.heartbeat`. The admin status sums the load
     they carry.
     """
 
@@ -132,7 +132,7 @@ class ServerHeartbeat(Base):
 
 class AccountAddress(Base):
     """An address a registered account signed up, logged in or connected from, and when last
-    (`app.services.fair_play`: rated games between accounts that shared an address recently
+    (`app.ratings.fair_play`: rated games between accounts that shared an address recently
     are casual)."""
 
     __tablename__ = "account_addresses"

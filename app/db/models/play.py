@@ -72,7 +72,7 @@ class GameTable(Base):
     # The sequence number of the table's latest event (`table_events`); the transaction that
     # stores a change raises it and appends the change's events, so it orders them.
     event_seq: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
-    # Whether the table's events were pruned (`app.services.retention`): a closed table's log
+    # Whether the table's events were pruned (`app.live.retention`): a closed table's log
     # is kept `TABLE_LOG_RETENTION_DAYS`, the archive keeps its games' moves.
     log_pruned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
@@ -109,7 +109,7 @@ class Game(Base):
     rated: Mapped[bool] = mapped_column(Boolean, default=False)
     # Played at a private table: copied from the table when the game starts (a table's privacy
     # never changes), so that who may list a game is a condition on the game's own row, which
-    # the archive's indexes serve (`app.services.visibility`).
+    # the archive's indexes serve (`app.archive.visibility`).
     is_private: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     ply_count: Mapped[int] = mapped_column(Integer, default=0)
     source: Mapped[str] = mapped_column(String(8), default="live")  # live|import
@@ -137,7 +137,8 @@ class Game(Base):
     # A game against the computer: the server process (heartbeat instance) playing its moves.
     ai_driver: Mapped[str | None] = mapped_column(String(32))
     # A game against the computer in progress: the client address that started it, counted by
-    # AI_GAMES_PER_ADDRESS; cleared soon after the game ends (`app.db.ai.forget_addresses`).
+    # AI_GAMES_PER_ADDRESS; cleared soon after the game ends
+    # (`app.computer.store.forget_addresses`).
     ai_address: Mapped[str | None] = mapped_column(String(64))
     # A tournament's game: the tournament, its round (Swiss, round robin; None in an arena), and
     # in a ballot match the opening drawn (its moves, played from the start) and which of the
@@ -157,7 +158,7 @@ class Game(Base):
         # (…, is_private, started_at, id) serve the archive's keyset pages without a sort step,
         # the public games and the private ones each a range of their own; black_id lets a
         # player's game count leave out self-play from the index alone, and termination the
-        # games aborted before they began (which no listing shows: `app.db.archive.LISTED`).
+        # games aborted before they began (which no listing shows: `app.archive.store.LISTED`).
         Index(
             "ix_games_black_started", "black_id", "is_private", "started_at", "id", "termination"
         ),
@@ -302,7 +303,7 @@ class Challenge(Base):
 
 
 class Seek(Base):
-    """A player waiting in a quick-pairing pool (`app.services.pairing`), one row per player;
+    """A player waiting in a quick-pairing pool (`app.matchmaking.pools`), one row per player;
     deleted in the transaction that stores the game it was paired into, or when cancelled.
     `rating` is the player's rating in the pool's category when the seek was made;
     `instance` the server process the player was connected to (a seek dies with it)."""

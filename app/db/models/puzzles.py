@@ -1,4 +1,4 @@
-"""Puzzles (`app.services.puzzles`): the positions, each with its solution and its own
+"""Puzzles (`app.puzzles.service`): the positions, each with its solution and its own
 Glicko-2 rating; each player's puzzle rating; and each player's first try at each puzzle, the
 one that counts."""
 

@@ -78,7 +78,7 @@ class RatingChange(Base):
 
 class RatingReview(Base):
     """An account whose rating rose sharply against few opponents, for a moderator to look at
-    (`app.services.fair_play`); `resolved_at` once one did."""
+    (`app.ratings.fair_play`); `resolved_at` once one did."""
 
     __tablename__ = "rating_reviews"
 

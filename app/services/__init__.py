@@ -1,1 +1,0 @@
-"""Use cases joining rules, storage and broker; they know nothing of HTTP or websockets."""
