@@ -57,16 +57,18 @@ pytest: install-dev
 		"PostgreSQL without TEST_DATABASE_URL, Redis without a server at TEST_REDIS_URL" \
 		"(default redis://127.0.0.1:6379/0), the browser tests without Chromium, the multi-host" \
 		"test without root, network namespaces and haproxy, deep perft without PYTEST_ARGS=--runslow."
-	@status=0; \
+	@status=0; started=$$(date +%s); \
 	$(PYTEST_PARALLEL) -m "not alone" $(PYTEST_ARGS) || [ $$? -eq 5 ] || status=1; \
 	$(BIN)/pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ] || status=1; \
+	echo "make pytest: $$(( $$(date +%s) - started )) s wall for both runs (each run's tests per tier are on its last line)"; \
 	exit $$status
 
 ## Run the full test suite: ruff, mypy, pytest. Leaves the git tree as it was.
 test: lint typecheck pytest
 
-## The inner loop: rules, engine, services, API and protocol tests on SQLite and the in-process
-## broker (no browser, no PostgreSQL, no Redis, no real outages), with ruff; about 80 s on two cores.
+## The inner loop: the core and service tiers (pure cores, and use cases through the app in this
+## process) on SQLite and the in-process broker, with ruff: no real server, browser, PostgreSQL,
+## Redis or outage (CONTRIBUTING.md, the test tiers).
 test-fast: install-dev
 	$(BIN)/ruff check app tests bench migrations
 	$(PYTEST_PARALLEL) --fast -q $(PYTEST_ARGS) || [ $$? -eq 5 ]

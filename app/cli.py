@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "app.commands.engine",
     "app.commands.analysis",
     "app.commands.puzzles",
+    "app.commands.config_doc",
 )
 
 

@@ -47,10 +47,17 @@ class Settings(BaseSettings):
 
     # Fair play (`app.ratings.fair_play`): a game at a rated table is casual between accounts
     # that used one address within this many days, and beyond this many rated games a day
-    # between the same two players; a rating that rose this much in a week against at most
-    # this many opponents is queued for a moderator.
+    # between the same two players; a rating gains at most so much a day from linked games
+    # (short ones, or against a source already met that day); a rating that climbed this much
+    # in a week, its gains won against at most this many opponents, is queued for a moderator.
     rated_shared_address_days: Annotated[float, Field(ge=0)] = 30.0
     rated_games_per_pair_per_day: Annotated[int, Field(ge=1)] = 3
+    # The most a rating gains in 24 hours from linked games: games shorter than
+    # `rated_short_game_plies`, and games against an opponent the player already met in those
+    # 24 hours or who used an address such an opponent used (docs/ratings.md, "Fair play").
+    rated_linked_gain_per_day: Annotated[float, Field(ge=0)] = 100.0
+    # A rated game of fewer plies than this is short: what it gains is linked.
+    rated_short_game_plies: Annotated[int, Field(ge=2)] = 20
     rating_review_rise: Annotated[float, Field(gt=0)] = 300.0
     rating_review_max_opponents: Annotated[int, Field(ge=1)] = 3
 
@@ -95,6 +102,16 @@ class Settings(BaseSettings):
     analysis_idle: bool = True
     analyses_per_day: PositiveInt = 20
     analyses_per_address_per_day: PositiveInt = 50
+    # The analysis board (`GET /api/analysis/position`, open to anyone): its requests in
+    # progress at once per client address (a page has a position and a search at most); one
+    # more is refused at once (429, Retry-After).
+    board_requests_per_address: PositiveInt = 4
+    # Long lines (over 30 plies) waiting for or being replayed in the analysis board's process,
+    # per server process; one more is refused at once (429, Retry-After).
+    board_replays_queued: PositiveInt = 32
+    # The analysis board's searches waiting for or running in the analysis processes, per
+    # server process; one more is refused at once (429, Retry-After).
+    board_searches_queued: PositiveInt = 4
 
     # Abuse limits: log-in, registration, guests (see app.accounts.limits; the pair limit is
     # login_max_failures, in login_window_seconds, above).
@@ -111,6 +128,10 @@ class Settings(BaseSettings):
     challenges_per_recipient: PositiveInt = 20
     challenges_per_pair: PositiveInt = 5
     challenge_window_seconds: PositiveInt = 600
+    # Stores of conditional moves a player may make per minute, across their games (a leaky
+    # bucket: so many at once, then one every 60 / so many seconds): each checks up to 30 lines
+    # of 30 plies against the rules.
+    conditional_saves_per_minute: PositiveInt = 5
 
     # Exposure limits: websocket connection caps, API docs, metrics scraping.
     ws_max_per_ip: Annotated[int, Field(ge=0)] = 100  # open sockets per client address; 0: no cap
@@ -138,7 +159,7 @@ class Settings(BaseSettings):
     # outbox in the transaction of what it tells, and each process's worker sends it through
     # this SMTP server (`starttls`, implicit `tls`, or `none` on a trusted network), trying
     # again with back-off (`mail_retry_min_seconds` doubling up to `mail_retry_max_seconds`)
-    # while the server is down.
+    # while the server is down, and giving a mail up after `mail_max_attempts` tries.
     smtp_host: str | None = None
     smtp_port: Annotated[int, Field(ge=1, le=65535)] = 587
     smtp_security: Literal["starttls", "tls", "none"] = "starttls"
@@ -147,6 +168,10 @@ class Settings(BaseSettings):
     mail_from: str = "Checkers <noreply@localhost>"
     mail_retry_min_seconds: Annotated[float, Field(gt=0)] = 30.0
     mail_retry_max_seconds: Annotated[float, Field(gt=0)] = 3600.0
+    # Tries of one mail before it is given up (with the default waits, 50 span about 43 hours).
+    mail_max_attempts: PositiveInt = 50
+    # Confirmation mails one recipient gets a day, whichever accounts ask (a leaky bucket).
+    confirmations_per_recipient: PositiveInt = 3
     # How long a process holds the mail it is sending: a crashed process's mail waits this long.
     mail_lease_seconds: Annotated[float, Field(gt=0)] = 120.0
     # The address players reach the site at, for the links in mail (confirm, unsubscribe, the

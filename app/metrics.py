@@ -53,6 +53,13 @@ LOGINS = Counter(
     "Log-in attempts, by outcome (ok, bad_credentials, banned, throttled, guest, registered).",
     ["outcome"],
 )
+MAIL_GIVEN_UP = Counter(
+    "checkers_mail_given_up_total",
+    "Mails the worker gave up, by kind (confirm, your_move, time_alarm): one that could not be "
+    "built (an address that is not plain), or one tried MAIL_MAX_ATTEMPTS times. Each is kept "
+    "in the outbox with its last_error (`failed_at` set) for 7 days.",
+    ["kind"],
+)
 
 UNMATCHED_ROUTE = "<unmatched>"
 

@@ -33,6 +33,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -40,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncpg
 import httpx
@@ -51,9 +52,15 @@ from sqlalchemy.engine import make_url
 
 from app.config import Settings
 from app.db.models import Base
+from tests.support import tiers
 from tests.support.ports import free_port
 
+if TYPE_CHECKING:  # the web stack is imported by the tests that serve the app, not by all
+    from app.db.engine import Database
+    from tests.support.server import Served
+
 T = TypeVar("T")
+_STARTED = pytest.StashKey[float]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,17 +74,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-# Fixtures that bring in a real Redis (and with it, most often, several server processes).
-REDIS_FIXTURES = frozenset({"redis_url", "private_redis"})
+# The three tiers (CONTRIBUTING.md): `core`, the pure cores alone; `service`, use cases through
+# the app in this process (tests.support.inproc: ASGI, the in-process broker, a FakeClock);
+# `server`, what needs real servers: the wire, several processes, real outages, the browser,
+# namespaces. A test's tier follows from what it uses; a test that starts a real server by hand
+# says so with `pytest.mark.server` (starting one in another tier fails: `real_servers_allowed`).
+TIERS = ("core", "service", "server")
+SERVER_DIRECTORIES = frozenset({"e2e", "deploy", "realtime", "cluster"})
+SERVER_FIXTURES = frozenset({"real_server", "two_servers", "private_redis", "redis_url"})
+APP_FIXTURES = frozenset(
+    {"db_url", "module_db_url", "blank_db_url", "settings", "app", "client", "server", "db"}
+)
 # Parameters of the database and broker fixtures that name a server the fast loop does without.
 SERVER_PARAMS = frozenset({"postgres", "redis"})
 
 
+def tier_of(item: pytest.Item) -> str:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if (
+        item.get_closest_marker("server")
+        or SERVER_DIRECTORIES & set(item.path.parts)
+        or SERVER_FIXTURES & fixtures
+        or any(item.get_closest_marker(m) for m in ("e2e", "outage", "alone"))
+    ):
+        return "server"
+    return "service" if APP_FIXTURES & fixtures else "core"
+
+
+@pytest.fixture(autouse=True)
+def _tier(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Note the test's tier, so that a real server started outside the server tier fails."""
+    tiers.current = tier_of(request.node)
+    yield
+    tiers.current = "server"
+
+
 def _not_fast(item: pytest.Item) -> bool:
-    """Whether `--fast` leaves the test out."""
-    if any(item.get_closest_marker(m) for m in ("e2e", "outage", "alone", "slow", "thorough")):
+    """Whether `--fast` leaves the test out: the real servers' tier, the slow and thorough
+    checks, PostgreSQL and Redis."""
+    if tier_of(item) == "server":
         return True
-    if REDIS_FIXTURES & set(getattr(item, "fixturenames", ())):
+    if any(item.get_closest_marker(m) for m in ("slow", "thorough")):
         return True
     callspec = getattr(item, "callspec", None)
     return callspec is not None and bool(SERVER_PARAMS & set(map(str, callspec.params.values())))
@@ -91,6 +128,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if "deploy" in parts:
             item.add_marker(pytest.mark.alone)
             item.add_marker(pytest.mark.outage)
+        item.add_marker(getattr(pytest.mark, f"tier_{tier_of(item)}"))
     if config.getoption("--fast"):
         kept = [item for item in items if not _not_fast(item)]
         config.hook.pytest_deselected(items=[item for item in items if _not_fast(item)])
@@ -124,15 +162,30 @@ def skip_reason(report: pytest.TestReport) -> str:
     return reason.removeprefix("Skipped: ")
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_STARTED] = time.monotonic()
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     """The skips counted by reason, so that a run says plainly what it did not test (a missing
-    PostgreSQL, Redis, Chromium or namespaces; a test that applies to one database only)."""
-    skipped = [r for r in terminalreporter.stats.get("skipped", ()) if r.when != "teardown"]
-    if not skipped:
-        return
-    terminalreporter.section(f"{len(skipped)} skipped, by reason")
-    for reason, count in Counter(skip_reason(r) for r in skipped).most_common():
-        terminalreporter.write_line(f"{count:6d}  {reason}")
+    PostgreSQL, Redis, Chromium or namespaces; a test that applies to one database only); then
+    one line with the run's wall time and its tests per tier, so that each change sees what
+    it cost."""
+    stats = terminalreporter.stats
+    skipped = [r for r in stats.get("skipped", ()) if r.when != "teardown"]
+    if skipped:
+        terminalreporter.section(f"{len(skipped)} skipped, by reason")
+        for reason, count in Counter(skip_reason(r) for r in skipped).most_common():
+            terminalreporter.write_line(f"{count:6d}  {reason}")
+    ran: Counter[str] = Counter()
+    for key in ("passed", "failed", "error"):
+        for report in stats.get(key, ()):
+            if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+                tier = next((t for t in TIERS if f"tier_{t}" in report.keywords), "core")
+                ran[tier] += 1
+    wall = time.monotonic() - config.stash.get(_STARTED, time.monotonic())
+    counts = ", ".join(f"{tier} {ran[tier]}" for tier in TIERS)
+    terminalreporter.write_line(f"suite: {wall:.0f} s wall; tests run per tier: {counts}")
 
 
 @pytest.fixture(scope="session")
@@ -408,15 +461,26 @@ def make_settings(**overrides: Any) -> Settings:
         "registrations_per_address": 10_000,
         "ws_messages_per_second_per_ip": 1_000_000.0,
         # Every test account shares 127.0.0.1 and plays its partners often: the fair-play
-        # rules (tests/realtime/test_fair_play.py) would make every rated game casual.
+        # rules (tests/ratings/test_fair_play.py) would make every rated game casual, and their
+        # short games' gains would be withheld (tests/ratings/test_farming.py).
         "rated_shared_address_days": 0.0,
         "rated_games_per_pair_per_day": 1_000_000,
+        "rated_linked_gain_per_day": 1_000_000.0,
     }
     return IsolatedSettings(**(values | overrides))
 
 
+# The fixtures that serve the app to clients: their settings beat and notice departures
+# quickly, so that a server killed for a few seconds is seen to have been down.
+SERVING = frozenset({"server", "real_server", "two_servers"})
+
+
 @pytest.fixture
-def settings(db_url: str) -> Settings:
+def settings(request: pytest.FixtureRequest, db_url: str) -> Settings:
+    if SERVING & set(request.fixturenames):
+        return make_settings(
+            database_url=db_url, disconnect_grace_seconds=0.5, heartbeat_seconds=0.5
+        )
     return make_settings(database_url=db_url)
 
 
@@ -436,3 +500,46 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
         yield c
+
+
+@pytest.fixture
+async def server(settings: Settings) -> AsyncIterator[Served]:
+    """The app served in this event loop (tests.support.inproc): HTTP and websockets through
+    ASGI, no socket, no uvicorn; its clock a `FakeClock`."""
+    from tests.support.inproc import served_here
+
+    async with served_here(settings) as served:
+        yield served
+
+
+@pytest.fixture
+async def real_server(settings: Settings) -> AsyncIterator[Served]:
+    """A real uvicorn server on a loopback port: for what only the wire shows."""
+    from tests.support.server import serve
+
+    async with serve(settings) as served:
+        yield served
+
+
+@pytest.fixture
+async def two_servers(db_url: str, private_redis: PrivateRedis) -> AsyncIterator[list[Served]]:
+    """Two servers on one database and one Redis: two processes of a cluster."""
+    from tests.support.server import cluster
+
+    settings = make_settings(
+        database_url=db_url, redis_url=private_redis.url, disconnect_grace_seconds=0.5
+    )
+    async with cluster(settings) as servers:
+        yield servers
+
+
+@pytest.fixture
+async def db(db_url: str) -> AsyncIterator[Database]:
+    """The migrated database of `db_url`, opened for the test (use cases called directly)."""
+    from app.db.engine import Database
+
+    database = Database(db_url)
+    try:
+        yield database
+    finally:
+        await database.dispose()

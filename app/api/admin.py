@@ -54,6 +54,7 @@ from app.moderation import admin
 from app.moderation import rooms as admin_rooms
 from app.moderation.admin import AuditFilter, AuditRecord
 from app.moderation.rooms import RoomSettings
+from app.notify import mailer
 from app.play.clocks import clock_payload
 from app.timeutil import as_utc
 
@@ -325,16 +326,18 @@ async def audit_log(
 
 @router.get("/status", response_model=StatusPublic)
 async def server_status(
-    request: Request, session: SessionDep, beats: BeatsDep, rate: MoveRateDep
+    request: Request, session: SessionDep, live: LiveDep, beats: BeatsDep, rate: MoveRateDep
 ) -> StatusPublic:
-    """Health of the database and the broker (as `/healthz`), and the load of the whole server:
-    this process's connections and moves now, the other processes' as of their last beat."""
+    """Health of the database and the broker (as `/healthz`), the load of the whole server
+    (this process's connections and moves now, the other processes' as of their last beat),
+    and its mail: waiting, and given up."""
     app = request.app
     live_games, open_tables = await admin.live_counts(session)
     others, load = await admin.others_load(session, beats.instance, beats.interval)
     # The database check opens a connection of its own: end this session's transaction first
     # (SQLite lets one transaction at a time hold the database).
     await session.commit()
+    mail_waiting, mail_given_up = await mailer.backlog(live)
     database, broker = await asyncio.gather(database_ok(app.state.db), broker_ok(app.state.broker))
     here = beats.load()  # this process's connections and users, as its beats write them
     moves, window = rate.last_minute()
@@ -350,5 +353,7 @@ async def server_status(
         open_tables=open_tables,
         moves_last_minute=moves + load.moves_last_minute,
         moves_window_seconds=round(window, 1),
+        mail_waiting=mail_waiting,
+        mail_given_up=mail_given_up,
         version=__version__,
     )

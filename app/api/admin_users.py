@@ -3,11 +3,12 @@ queue (under `/api/admin`, for administrators only)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Literal
 
 from fastapi import Path, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.api.admin import NOT_FOUND, REFUSED, UserId, admin_router, answer
 from app.api.common.deps import (
@@ -116,15 +117,32 @@ async def unban_user(
     return await answer(session, entry, actor)
 
 
+class ReviewFigures(BaseModel):
+    """A reviewed rating as it is when the review is read."""
+
+    rating: int = Field(description="The rating now (whole).")
+    games: int = Field(description="Rated games in that variant and category, in all.")
+    week_games: int = Field(description="Rated games there in the last 7 days.")
+    week_climb: int = Field(description="The rating now above its lowest of those 7 days.")
+    week_opponents: int = Field(
+        description="The different opponents of those days' games that raised the rating."
+    )
+    week_withheld: int = Field(
+        description="Points of linked gains those days that the daily allowance withheld."
+    )
+    day_linked_gain: int = Field(description="Points of linked gains kept in the last 24 hours.")
+
+
 class RatingReviewPublic(BaseModel):
     id: int
     user_id: int
     name: str
     variant: str
     category: str
-    reason: str
+    reason: str = Field(description="Why it was queued, as things stood then.")
     created_at: datetime
     resolved_at: datetime | None
+    figures: ReviewFigures = Field(description="The player's figures as they are now.")
 
 
 class RatingReviewsList(BaseModel):
@@ -139,8 +157,10 @@ async def rating_reviews(
     session: SessionDep,
     all_: Annotated[bool, Query(alias="all", description="Resolved ones too."), TRUE_FALSE] = False,
 ) -> RatingReviewsList:
-    """Accounts whose rating rose sharply against few opponents (docs/ratings.md, "Fair
-    play"), oldest first: the open ones, or all with `all=true`."""
+    """Accounts whose rating rose sharply against few opponents, or whose linked gains the
+    daily allowance withheld (docs/ratings.md, "Fair play"), oldest first: the open ones, or
+    all with `all=true`. `reason` says why each was queued then; `figures` are the player's as
+    they are now."""
     rows = await admin_users.reviews(session, open_only=not all_)
     fields = ("id", "user_id", "name", "variant", "category", "reason")
     return RatingReviewsList(
@@ -150,9 +170,10 @@ async def rating_reviews(
                 | {
                     "created_at": as_utc(row[6]),
                     "resolved_at": None if row[7] is None else as_utc(row[7]),
+                    "figures": asdict(figures),
                 }
             )
-            for row in rows
+            for row, figures in rows
         ]
     )
 

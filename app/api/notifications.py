@@ -25,7 +25,13 @@ from app.status import UserKind
 router = APIRouter(tags=["notifications"])
 
 Kind = Literal[
-    "your_move", "time_alarm", "game_started", "game_ended", "challenge", "tournament_soon"
+    "your_move",
+    "time_alarm",
+    "game_started",
+    "game_ended",
+    "challenge",
+    "tournament_soon",
+    "tournament_cancelled",
 ]
 MailKind = Literal["your_move", "time_alarm"]
 
@@ -143,14 +149,19 @@ async def email(user: AccountDep, live: LiveDep) -> EmailPublic:
     "/api/account/email",
     responses=REGISTERED
     | {
-        400: {"model": ErrorBody, "description": "Not an address (`bad_message`)."},
+        400: {"model": ErrorBody, "description": "Not one plain address (`bad_message`)."},
         409: {"model": ErrorBody, "description": "This server sends no mail (`conflict`)."},
-        429: {"model": ErrorBody, "description": "Too many confirmations (`rate_limited`)."},
+        429: {
+            "model": ErrorBody,
+            "description": "Too many confirmations from the account or to the address "
+            "(`rate_limited`).",
+        },
     },
 )
 async def set_email(body: AddressBody, user: AccountDep, live: LiveDep) -> EmailPublic:
-    """Give an address: a mail with a confirmation link goes to it, and nothing else does
-    until that link is opened (your present address, if any, is kept until then)."""
+    """Give an address (one plain `name@example.org`): a mail with a confirmation link goes to
+    it, and nothing else does until the button of that link's page is pressed (your present
+    address, if any, is kept until then)."""
     return EmailPublic.model_validate(
         await email_settings.set_address(live, _registered(user), body.address)
     )
@@ -179,16 +190,37 @@ def _page(title: str, text: str, form: str = "") -> HTMLResponse:
     return HTMLResponse(body)
 
 
-@router.get("/api/account/email/confirm", response_class=HTMLResponse)
-async def confirm(
-    live: LiveDep, token: Annotated[str, Query(min_length=10, max_length=100)]
-) -> HTMLResponse:
-    """The link mailed to an address: confirms it (a page says so)."""
-    if await email_settings.confirm(live, token):
-        return _page("Address confirmed", "You will get the mail you chose about your games.")
+ConfirmToken = Annotated[str, Query(min_length=10, max_length=100)]
+
+
+def _used() -> HTMLResponse:
     page = _page("Link not valid", "This link was used already, or replaced by a newer one.")
     page.status_code = 404
     return page
+
+
+@router.get("/api/account/email/confirm", response_class=HTMLResponse)
+async def confirm_page(live: LiveDep, token: ConfirmToken) -> HTMLResponse:
+    """The link mailed to an address, opened: a page with the one button that confirms it (a
+    link opened by a mail scanner confirms nothing)."""
+    waiting = await email_settings.waiting(live, token)
+    if waiting is None:
+        return _used()
+    name, address = waiting
+    form = '<form method="post"><button type="submit">Confirm</button></form>'
+    text = (
+        f"Mail about the games of the account {name} is to go to {address}. Confirm if you "
+        "asked for it; if you did not, close this page: no mail goes to an address not confirmed."
+    )
+    return _page("Confirm your address", text, form)
+
+
+@router.post("/api/account/email/confirm", response_class=HTMLResponse)
+async def confirm(live: LiveDep, token: ConfirmToken) -> HTMLResponse:
+    """The button of the link's page: confirms the address (a page says so)."""
+    if await email_settings.confirm(live, token):
+        return _page("Address confirmed", "You will get the mail you chose about your games.")
+    return _used()
 
 
 @router.get("/api/email/unsubscribe", response_class=HTMLResponse)

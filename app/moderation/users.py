@@ -25,6 +25,7 @@ from app.moderation.admin import (
 )
 from app.play import tables_store as stored_tables
 from app.play.players import PlayerRef
+from app.ratings import fair_play
 from app.ratings import store as stored_ratings
 from app.rules import Result
 from app.status import TableStatus, UserKind
@@ -137,9 +138,16 @@ async def resolve_review(session: AsyncSession, actor: User, review_id: int) -> 
     return entry
 
 
-async def reviews(session: AsyncSession, *, open_only: bool) -> list[Any]:
-    """The ratings review queue (`app.ratings.fair_play`), oldest first."""
-    return list(await stored_ratings.reviews(session, open_only=open_only))
+async def reviews(
+    session: AsyncSession, *, open_only: bool
+) -> list[tuple[tuple[Any, ...], fair_play.Figures]]:
+    """The ratings review queue (`app.ratings.fair_play`), oldest first: each review with its
+    player's figures as they are now (not as when it was queued)."""
+    now = utcnow()
+    return [
+        (row, await fair_play.figures(session, row[1], row[3], row[4], now))
+        for row in await stored_ratings.reviews(session, open_only=open_only)
+    ]
 
 
 async def list_users(

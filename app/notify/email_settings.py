@@ -1,17 +1,20 @@
 """An account's e-mail: its address, confirmed by a link before anything else is sent to it;
 the kinds of notice it wants no mail of; and the one-click unsubscribe of a kind from a mail.
 
-An address given waits (`email_pending`) with the SHA-256 of a random token; the mail sent to
-it links to `/api/account/email/confirm?token=…`, which makes it the account's address and
+An address given must be a plain one (`mail.plain_address`). It waits (`email_pending`) with
+the SHA-256 of a random token; the mail sent to it links to a page
+(`/api/account/email/confirm?token=…`) whose button, posted, makes it the account's address and
 gives the account a new key for its unsubscribe links (`email_key`: links mailed to an earlier
-address stop working). Confirmation mails are limited per account (`CONFIRMATIONS`).
+address stop working). Opening the link confirms nothing, so a mail scanner that opens it does
+not give the address to whoever asked. Confirmation mails are limited per account
+(`CONFIRMATIONS`) and per recipient, whoever asks (`confirmations_per_recipient` a day), so
+that no one can mail an address over and over from accounts of their own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 from typing import Any
 
@@ -22,14 +25,20 @@ from app.live.liveplay import LivePlay, PlayError
 from app.notify import mail
 from app.notify import store as stored
 
-ADDRESS = re.compile(r"^[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+$")
-MAX_ADDRESS = 254
 # Confirmation mails an account may ask for: 5 at once, then one every 12 minutes.
 CONFIRMATIONS = limits.Bucket(capacity=5, period=3600)
+DAY = 86_400
 
 
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def recipient_key(address: str) -> str:
+    """The counter of confirmation mails to `address`: one per mailbox, letter case and a
+    `+tag` ignored; hashed, so that the counters name no address."""
+    local, _, domain = address.lower().rpartition("@")
+    return _hash(f"{local.split('+', 1)[0]}@{domain}")
 
 
 def view(live: LivePlay, user: User) -> dict[str, Any]:
@@ -52,21 +61,29 @@ async def show(live: LivePlay, user_id: int) -> dict[str, Any]:
 async def set_address(live: LivePlay, user_id: int, address: str) -> dict[str, Any]:
     """Give the account an address to confirm: a mail with the link goes to it."""
     address = address.strip()
-    if len(address) > MAX_ADDRESS or not ADDRESS.match(address):
-        raise PlayError(Code.BAD_MESSAGE, f"{address[:80]!r} is not an e-mail address")
+    if not mail.plain_address(address):
+        raise PlayError(
+            Code.BAD_MESSAGE,
+            f"{address[:80]!r} is not a plain e-mail address: write it as name@example.org, "
+            "alone (no name, quotes, comma or spaces)",
+        )
     if not live.settings.mail_enabled:
         raise PlayError(Code.CONFLICT, "this server sends no mail (SMTP_HOST is not set)")
     token = secrets.token_urlsafe(32)
+    per_recipient = limits.Bucket(live.settings.confirmations_per_recipient, DAY)
     async with live.db.session() as session:
         user = await session.get(User, user_id, with_for_update=True)
         assert user is not None
-        wait = await limits.take_all(
-            session, [(limits.key("email_confirm", str(user_id)), CONFIRMATIONS)], live.clock.now()
-        )
+        counted = [
+            (limits.key("email_confirm", str(user_id)), CONFIRMATIONS),
+            (limits.key("email_confirm_to", recipient_key(address)), per_recipient),
+        ]
+        wait = await limits.take_all(session, counted, live.clock.now())
         if wait is not None:
             raise PlayError(
                 Code.RATE_LIMITED,
-                f"too many confirmation mails: try again in {wait} s",
+                f"too many confirmation mails from this account or to this address: try again "
+                f"in {wait} s",
                 retry_after=wait,
             )
         user.email_pending, user.email_token_hash = address, _hash(token)
@@ -77,8 +94,19 @@ async def set_address(live: LivePlay, user_id: int, address: str) -> dict[str, A
     return shown
 
 
+async def waiting(live: LivePlay, token: str) -> tuple[str, str] | None:
+    """The account's name and the address that wait with `token`, changing nothing (the
+    confirmation link's page); None for a token unknown (or used)."""
+    async with live.db.session() as session:
+        user = await stored.by_email_token(session, _hash(token), lock=False)
+        if user is None or user.email_pending is None:
+            return None
+        return user.name, user.email_pending
+
+
 async def confirm(live: LivePlay, token: str) -> bool:
-    """Confirm the address waiting with `token`; False for a token unknown (or used)."""
+    """Confirm the address waiting with `token` (the button of the link's page); False for a
+    token unknown (or used)."""
     async with live.db.session() as session:
         user = await stored.by_email_token(session, _hash(token))
         if user is None or user.email_pending is None:

@@ -7,12 +7,17 @@ is written at most once, whoever writes it and however often. Each notice mail c
 one-click unsubscribe link for its kind (RFC 8058's `List-Unsubscribe` and
 `List-Unsubscribe-Post` headers, and the same link in the text), signed with the account's own
 key (`users.email_key`), which changes when the address does.
+
+Mail goes only to a plain address (`plain_address`): one addr-spec that a mail's header reads
+back as itself and nothing more.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
+from email.headerregistry import AddressHeader, HeaderRegistry
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,6 +31,27 @@ MAIL_KIND_NAMES = {
     "your_move": "your move in a correspondence game",
     "time_alarm": "time running out in a correspondence game",
 }
+# An addr-spec of ASCII dot-atoms (RFC 5322) at a host name: `name.tag+x@mail.example.org`.
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+PLAIN_ADDRESS = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_LABEL}(?:\.{_LABEL})+")
+MAX_ADDRESS = 254
+MAX_LOCAL_PART = 64
+
+
+def plain_address(text: str) -> bool:
+    """Whether mail may go to `text`: one plain addr-spec, which the header parser of Python's
+    mail library reads back as itself. No display name, quotes, comment, list, encoded word
+    (`=?…?=`), space or control character: once the mail is built, each can turn one address
+    into other recipients or header lines, or make the mail impossible to build."""
+    if len(text) > MAX_ADDRESS or "=?" in text or not PLAIN_ADDRESS.fullmatch(text):
+        return False
+    if len(text.rpartition("@")[0]) > MAX_LOCAL_PART:
+        return False
+    header = HeaderRegistry()("To", text)
+    assert isinstance(header, AddressHeader)
+    read = [(address.display_name, address.addr_spec) for address in header.addresses]
+    return not header.defects and read == [("", text)]
 
 
 def signature(key: str, user_id: int, kind: str) -> str:
@@ -102,7 +128,7 @@ async def queue_confirmation(
             "body": (
                 f"Hello {name},\n\n"
                 f"Confirm that this address is yours, to get the mail you choose about your "
-                f"games: {link}\n\n"
+                f"games: open {link} and press its button.\n\n"
                 f"If you did not ask for this, ignore this mail: nothing is sent to an address "
                 f"that is not confirmed.\n"
             ),

@@ -3,7 +3,8 @@
 The worker (`app.notify.mailer`) takes due mail with `FOR UPDATE SKIP LOCKED` on PostgreSQL,
 leasing it for a while in a transaction of its own, so that two processes never send the same
 mail at once and a crashed process's leases run out and are taken again; on SQLite (one
-process) the lease's conditional update alone does it."""
+process) the lease's conditional update alone does it. A mail is due until it is sent or given
+up (`failed_at`)."""
 
 from __future__ import annotations
 
@@ -64,15 +65,20 @@ async def mark_read(
 
 
 async def prune(db: Executor, notices_before: datetime, mail_before: datetime, limit: int) -> int:
-    """Delete up to `limit` notices made before `notices_before` and as many mails sent before
-    `mail_before`; how many rows in all."""
+    """Delete up to `limit` notices made before `notices_before` and as many mails sent or
+    given up before `mail_before`; how many rows in all."""
     old_notices = (
         select(Notification.id).where(Notification.created_at < notices_before).limit(limit)
     )
     gone = await db.execute(delete(Notification).where(Notification.id.in_(old_notices)))
     old_mail = (
         select(OutboxMail.id)
-        .where(OutboxMail.sent_at.is_not(None), OutboxMail.sent_at < mail_before)
+        .where(
+            or_(
+                and_(OutboxMail.sent_at.is_not(None), OutboxMail.sent_at < mail_before),
+                and_(OutboxMail.failed_at.is_not(None), OutboxMail.failed_at < mail_before),
+            )
+        )
         .limit(limit)
     )
     sent = await db.execute(delete(OutboxMail).where(OutboxMail.id.in_(old_mail)))
@@ -82,9 +88,13 @@ async def prune(db: Executor, notices_before: datetime, mail_before: datetime, l
 # --- mail ----------------------------------------------------------------------------------
 
 
-async def by_email_token(session: AsyncSession, token_hash: str) -> User | None:
-    """The account whose address waits with this token, locked."""
-    query = select(User).where(User.email_token_hash == token_hash).with_for_update()
+async def by_email_token(
+    session: AsyncSession, token_hash: str, *, lock: bool = True
+) -> User | None:
+    """The account whose address waits with this token, locked unless `lock` is False."""
+    query = select(User).where(User.email_token_hash == token_hash)
+    if lock:
+        query = query.with_for_update()
     return (await session.scalars(query)).one_or_none()
 
 
@@ -124,12 +134,13 @@ async def queue(session: AsyncSession, values: dict[str, Any]) -> bool:
 async def lease(
     session: AsyncSession, now: datetime, until: datetime, limit: int
 ) -> Sequence[OutboxMail]:
-    """Lease up to `limit` due mails (unsent, their next try come, not leased by a live
-    lease) until `until`; the caller commits."""
+    """Lease up to `limit` due mails (neither sent nor given up, their next try come, not
+    leased by a live lease) until `until`; the caller commits."""
     due = (
         select(OutboxMail.id)
         .where(
             OutboxMail.sent_at.is_(None),
+            OutboxMail.failed_at.is_(None),
             OutboxMail.next_try_at <= now,
             or_(OutboxMail.lease_until.is_(None), OutboxMail.lease_until <= now),
         )
@@ -180,13 +191,29 @@ async def failed(db: Executor, mail_id: int, next_try: datetime, error: str) -> 
     )
 
 
-async def pending(db: Executor) -> tuple[int, datetime | None]:
-    """How many mails wait to be sent, and the soonest next try."""
+async def give_up(db: Executor, mail_id: int, at: datetime, error: str) -> None:
+    """Try the mail no more: it failed for good, or as often as it may."""
+    await db.execute(
+        update(OutboxMail)
+        .where(OutboxMail.id == mail_id)
+        .values(
+            failed_at=at,
+            lease_until=None,
+            attempts=OutboxMail.attempts + 1,
+            last_error=error[:300],
+        )
+    )
+
+
+async def backlog(db: Executor) -> tuple[int, int]:
+    """How many mails wait to be sent, and how many were given up (and not yet pruned)."""
+    waiting = OutboxMail.sent_at.is_(None) & OutboxMail.failed_at.is_(None)
     row = (
         await db.execute(
-            select(func.count(), func.min(OutboxMail.next_try_at)).where(
-                and_(OutboxMail.sent_at.is_(None))
+            select(
+                func.count().filter(waiting),
+                func.count().filter(OutboxMail.failed_at.is_not(None)),
             )
         )
     ).one()
-    return int(row[0]), row[1]
+    return int(row[0]), int(row[1])

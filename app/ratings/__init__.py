@@ -6,7 +6,7 @@ stored rating keeps (idle growth included), `categories` which rating a game mov
 
 The subsystem's use cases stand beside the pure modules (`categories`, `glicko2`, `limits` and
 this package): a game's rating change stored with its end (`service`, `store`) and the
-fair-play rules that make a game casual (`fair_play`). docs/ratings.md.
+fair-play rules that make a game casual or withhold a linked gain (`fair_play`). docs/ratings.md.
 
 May import: live, accounts.
 """

@@ -69,9 +69,10 @@ async def apply(
 ) -> events.RatingChanges | None:
     """Update both players' ratings for a game whose end is being stored in this transaction
     (`game` as it is stored now: result set, plies counted). None, and nothing changed, for a
-    casual game, an aborted one, one of fewer than two plies, or one already rated. A player
-    whose rating rose sharply against few opponents is queued for a moderator
-    (`fair_play.review_rises`)."""
+    casual game, an aborted one, one of fewer than two plies, or one already rated. A linked
+    gain beyond the day's allowance is withheld (`fair_play.allowance`), and a player whose
+    gain was withheld or whose rating rose sharply against few opponents is queued for a
+    moderator (`fair_play.review`)."""
     score = _score(game.result)
     if (
         not game.rated
@@ -89,8 +90,32 @@ async def apply(
     now = as_unix(at)
     black, white = rows[game.black_id], rows[game.white_id]
     black_change, white_change = rate_game(_live(black, now), _live(white, now), score)
+    kept: list[tuple[store.StoredRating, RatingChange, fair_play.Allowance]] = []
+    for row, change, opponent in (
+        (black, black_change, white.user_id),
+        (white, white_change, black.user_id),
+    ):
+        # A linked gain beyond the day's allowance is withheld (`fair_play.allowance`).
+        allowed = await fair_play.allowance(
+            db,
+            settings,
+            player=row.user_id,
+            opponent=opponent,
+            plies=game.ply_count,
+            variant=game.variant,
+            category=category,
+            gain=change.after.rating - change.before.rating,
+            at=at,
+        )
+        if allowed.withheld > 0:
+            after = change.after
+            change = RatingChange(
+                change.before,
+                Glicko(change.before.rating + allowed.kept, after.rd, after.volatility),
+            )
+        kept.append((row, change, allowed))
     changes = []
-    for row, change in ((black, black_change), (white, white_change)):
+    for row, change, allowed in kept:
         after = change.after
         await store.store(db, row, (after.rating, after.rd, after.volatility), at)
         changes.append(
@@ -105,16 +130,28 @@ async def apply(
                 rd_after=after.rd,
                 volatility_after=after.volatility,
                 at=at,
+                linked=allowed.linked,
+                withheld=allowed.withheld,
             )
         )
     await store.add_changes(db, changes)
+    (_, black_kept, _), (_, white_kept, _) = kept
     rating_change: events.RatingChanges = {
-        "black": _side(black_change),
-        "white": _side(white_change),
+        "black": _side(black_kept),
+        "white": _side(white_kept),
     }
-    await fair_play.review_rises(
-        db, settings, game.black_id, game.white_id, game.variant, category, rating_change, at
-    )
+    for row, change, allowed in kept:
+        await fair_play.review(
+            db,
+            settings,
+            row.user_id,
+            game.variant,
+            category,
+            rating=change.after.rating,
+            gained=change.after.rating > change.before.rating,
+            withheld=allowed.withheld,
+            at=at,
+        )
     return rating_change
 
 

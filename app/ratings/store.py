@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, insert, select, text, update
+from sqlalchemy import Select, case, func, insert, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
-from app.db.models import Rating, RatingChange, RatingReview, User
+from app.db.models import AccountAddress, Rating, RatingChange, RatingReview, User
 from app.live.log_store import Executor
 
 # Leaderboard candidates: stored RD at most 75 (a live RD is never lower), written as the
@@ -59,6 +59,8 @@ class ChangeRow:
     rd_after: float
     volatility_after: float
     at: datetime
+    linked: bool = False  # a linked gain (`fair_play.allowance`)
+    withheld: float = 0.0  # the points of it the day's allowance kept back
 
 
 _COLUMNS = (
@@ -237,29 +239,125 @@ async def pair_rated_since(db: Executor, one: int, other: int, since: datetime) 
     return int(count or 0)
 
 
-async def rise_since(
-    db: Executor, user_id: int, variant: str, category: str, since: datetime
-) -> tuple[float, int]:
-    """A player's rating rise in a variant and category since `since` (latest rating after
-    minus earliest rating before, over their rated games there), and how many different
-    opponents those games were against."""
+async def met_since(
+    db: Executor, player: int, opponent: int, since: datetime, addresses_since: datetime | None
+) -> bool:
+    """Whether the player played a rated game since `since` against `opponent` or, given
+    `addresses_since`, against an account that used an address `opponent` also used (both
+    since `addresses_since`)."""
     mine, theirs = aliased(RatingChange), aliased(RatingChange)
-    rows = (
+    met = theirs.user_id == opponent
+    if addresses_since is not None:
+        one, other = aliased(AccountAddress), aliased(AccountAddress)
+        shared = (
+            select(one.address)
+            .join(other, other.address == one.address)
+            .where(
+                one.user_id == theirs.user_id,
+                other.user_id == opponent,
+                one.last_seen >= addresses_since,
+                other.last_seen >= addresses_since,
+            )
+            .exists()
+        )
+        met = or_(met, shared)
+    found = await db.scalar(
+        select(theirs.user_id)
+        .select_from(mine)
+        .join(theirs, (theirs.game_id == mine.game_id) & (theirs.user_id != mine.user_id))
+        .where(mine.user_id == player, mine.at >= since, met)
+        .limit(1)
+    )
+    return found is not None
+
+
+async def linked_gain_since(
+    db: Executor, user_id: int, variant: str, category: str, since: datetime
+) -> float:
+    """The points a player's rating in a variant and category kept of its linked gains since
+    `since`."""
+    total = await db.scalar(
+        select(func.sum(RatingChange.rating_after - RatingChange.rating_before)).where(
+            RatingChange.user_id == user_id,
+            RatingChange.at >= since,
+            RatingChange.variant == variant,
+            RatingChange.category == category,
+            RatingChange.linked.is_(True),
+        )
+    )
+    return float(total or 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Recent:
+    """A player's rated games in a variant and category since some time."""
+
+    games: int
+    lowest: float | None  # the lowest rating they started one of those games from
+    gain_opponents: int  # the different opponents of the games that raised the rating
+    linked_gain: float  # what the linked gains kept since `day_since`
+    withheld: float  # what the allowance withheld
+
+
+async def recent(
+    db: Executor,
+    user_id: int,
+    variant: str,
+    category: str,
+    since: datetime,
+    day_since: datetime,
+) -> Recent:
+    """A player's rated games in a variant and category since `since`, in figures. A game
+    raised the rating when it gained points, kept or withheld."""
+    mine, theirs = aliased(RatingChange), aliased(RatingChange)
+    gained = mine.rating_after + mine.withheld > mine.rating_before
+    row = (
         await db.execute(
-            select(mine.rating_before, mine.rating_after, theirs.user_id)
+            select(
+                func.count(),
+                func.min(mine.rating_before),
+                func.count(func.distinct(case((gained, theirs.user_id)))),
+                func.sum(
+                    case(
+                        (
+                            mine.linked.is_(True) & (mine.at >= day_since),
+                            mine.rating_after - mine.rating_before,
+                        ),
+                        else_=0.0,
+                    )
+                ),
+                func.sum(mine.withheld),
+            )
+            .select_from(mine)
             .join(theirs, (theirs.game_id == mine.game_id) & (theirs.user_id != mine.user_id))
             .where(
                 mine.user_id == user_id,
+                mine.at >= since,
                 mine.variant == variant,
                 mine.category == category,
-                mine.at >= since,
             )
-            .order_by(mine.at, mine.game_id)
         )
-    ).all()
-    if not rows:
-        return 0.0, 0
-    return rows[-1][1] - rows[0][0], len({row[2] for row in rows})
+    ).one()
+    games, lowest, opponents, linked_gain, withheld = row
+    return Recent(
+        games=int(games or 0),
+        lowest=None if lowest is None else float(lowest),
+        gain_opponents=int(opponents or 0),
+        linked_gain=float(linked_gain or 0.0),
+        withheld=float(withheld or 0.0),
+    )
+
+
+async def rating_of(db: Executor, user_id: int, variant: str, category: str) -> StoredRating | None:
+    """A player's rating in a variant and category; None before their first game there."""
+    row = (
+        await db.execute(
+            select(*_COLUMNS).where(
+                Rating.user_id == user_id, Rating.variant == variant, Rating.category == category
+            )
+        )
+    ).first()
+    return None if row is None else _stored(row)
 
 
 async def open_review(db: Executor, user_id: int, variant: str, category: str) -> bool:

@@ -26,6 +26,7 @@ from app.play.clocks import (
 from app.play.players import PlayerRef, read_table
 from app.ratings import service as ratings
 from app.rules import Game, RulesError, Variant, get_variant
+from app.status import TableState
 from app.tables import seating
 from app.tables import service as tables
 from app.tables.rooms import find_room, first_open_room
@@ -89,7 +90,7 @@ async def _may_host(live: LivePlay, session: AsyncSession, user: PlayerRef) -> N
             f"you already host {len(hosted)} tables ({names}): close one first",
             extra={
                 "tables": [
-                    {"id": table_id, "status": "playing" if playing else "open"}
+                    {"id": table_id, "status": TableState.PLAYING if playing else TableState.OPEN}
                     for table_id, playing in hosted
                 ]
             },

@@ -83,6 +83,7 @@ async def test_metrics_answer_only_allowed_addresses(
         assert "METRICS_ALLOW" in response.json()["message"]
 
 
+@pytest.mark.server  # uvicorn reads X-Forwarded-For from a trusted proxy
 async def test_metrics_judge_the_client_behind_a_trusted_proxy(db_url: str) -> None:
     """Through a proxy (trusted by FORWARDED_ALLOW_IPS), the address is the client's own."""
     async with (

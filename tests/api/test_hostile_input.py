@@ -20,8 +20,8 @@ from fastapi.routing import iter_route_contexts
 
 from app.config import Settings
 from app.db.models import MAX_ID
-from tests.api.admin_client import admin_client, ok
 from tests.conftest import make_settings
+from tests.support.admin_client import admin_client, ok
 from tests.support.logs import failures, server_log
 from tests.support.server import Served, serve
 
@@ -39,7 +39,8 @@ class Site:
 
 # One server for the module (a hostile request must change nothing, and each test checks that
 # the others' did not either); each test reads the server's log of its own requests.
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# A real server: the requests are read from its access log, as an operator reads them.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.server]
 
 
 @pytest.fixture(scope="module")

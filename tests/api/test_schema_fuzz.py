@@ -24,8 +24,8 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
-from tests.api.admin_client import ADMIN_NAME, ADMIN_PASSWORD
 from tests.conftest import make_settings, migrated_sqlite, postgres_database
+from tests.support.admin_client import ADMIN_NAME, ADMIN_PASSWORD
 from tests.support.ports import free_port
 
 pytestmark = pytest.mark.thorough  # generated inputs: seconds of CPU
@@ -121,7 +121,7 @@ def _openapi() -> dict[str, Any]:
 
 
 # Every route but the bot API's NDJSON streams, which answer a valid request with a stream that
-# never ends (tests/realtime/test_bots.py covers their refusals: a bad or unknown id, no token).
+# never ends (tests/bots/test_bots.py covers their refusals: a bad or unknown id, no token).
 schema = schemathesis.openapi.from_dict(_openapi()).exclude(path_regex=r"/stream/")
 
 

@@ -54,6 +54,7 @@ async def test_hsts_only_over_tls(app: FastAPI) -> None:
     assert response.headers["Strict-Transport-Security"].startswith("max-age=")
 
 
+@pytest.mark.server  # uvicorn takes the scheme from a trusted proxy's header
 async def test_hsts_behind_a_trusted_proxy_terminating_tls(settings: Settings) -> None:
     """uvicorn takes the scheme from X-Forwarded-Proto when the peer is a trusted proxy
     (FORWARDED_ALLOW_IPS, 127.0.0.1 by default): that is what the browser used."""

@@ -220,6 +220,7 @@ async def engine(seeded: str) -> AsyncIterator[AsyncEngine]:
 
 Case = Callable[[AsyncSession], Awaitable[object]]
 P, G, T = FIRST + 7, PLAYING + 3, OPEN + 3  # a player, a game in progress and its table
+DAY = timedelta(days=1)
 AI_USERS = [1, 2, 3, 4, 5, 6, 7, 8]
 
 
@@ -358,7 +359,13 @@ CASES: dict[str, Case] = {
     "ratings.changes_of_game": lambda s: ratings.changes_of_game(s, 10),
     "ratings.of_user": lambda s: ratings.of_user(s, P),
     "ratings.pair_rated_since": lambda s: ratings.pair_rated_since(s, P, P + 1, NOW),
-    "ratings.rise_since": lambda s: ratings.rise_since(s, P, "english", "blitz", NOW),
+    "ratings.met_since": lambda s: ratings.met_since(s, P, P + 1, NOW - DAY, NOW - 30 * DAY),
+    "ratings.met_since(players only)": lambda s: ratings.met_since(s, P, P + 1, NOW - DAY, None),
+    "ratings.linked_gain_since": lambda s: ratings.linked_gain_since(
+        s, P, "english", "blitz", NOW - DAY
+    ),
+    "ratings.recent": lambda s: ratings.recent(s, P, "english", "blitz", NOW - 7 * DAY, NOW - DAY),
+    "ratings.rating_of": lambda s: ratings.rating_of(s, P, "english", "blitz"),
     "ratings.open_review": lambda s: ratings.open_review(s, P, "english", "blitz"),
 }
 

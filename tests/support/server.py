@@ -27,6 +27,7 @@ from fastapi import FastAPI
 from app.clock import FakeClock
 from app.config import Settings
 from app.main import create_app
+from tests.support import tiers
 from tests.support.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,6 +95,7 @@ class QuickServer(uvicorn.Server):
 @contextlib.asynccontextmanager
 async def serve(settings: Settings, clock: FakeClock | None = None) -> AsyncIterator[Served]:
     """Run the app on 127.0.0.1:<free port> in this event loop (on `clock`, or a new one)."""
+    tiers.require_real_servers("a uvicorn server")
     clock = clock or FakeClock()
     app = create_app(settings, clock)
     config = uvicorn.Config(
@@ -167,6 +169,7 @@ class ServerProcess:
         self._process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
+        tiers.require_real_servers("a server process")
         self._process = await asyncio.create_subprocess_exec(
             sys.executable,
             *("-m", "uvicorn", "--factory", "app.main:create_app"),

@@ -61,38 +61,48 @@ class Socket(Protocol):
     async def close(self, code: int = 1000, reason: str = "") -> None: ...
 
 
-@asynccontextmanager
-async def open_socket(
+async def dial(
     base_url: str,
-    subprotocols: list[Subprotocol] | None = None,
+    subprotocols: list[Subprotocol] | list[str] | None = None,
     *,
     source: str | None = None,
     headers: dict[str, str] | None = None,
-) -> AsyncIterator[Any]:
-    """A websocket to `/ws` of the server at `base_url` (from the loopback address `source`):
-    a real connection to a real server, an `AsgiSocket` to an in-process app."""
+) -> Any:
+    """An open websocket to `/ws` of the server at `base_url` (from the loopback address
+    `source`), for the caller to close: a real connection to a real server, an `AsgiSocket`
+    to an in-process app."""
+    offered = [Subprotocol(p) for p in subprotocols or []]
     app = app_at(base_url)
     if app is None:
-        async with websockets.connect(
+        return await websockets.connect(
             ws_url(base_url),
-            subprotocols=subprotocols,
+            subprotocols=offered,
             additional_headers=headers,
             compression=None,
             close_timeout=2,
             local_addr=(source, 0) if source is not None else None,
-        ) as ws:
-            yield ws
-        return
+        )
     raw = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
     socket = AsgiSocket(
-        app,
-        base_url,
-        subprotocols=list(subprotocols or []),
-        client=(source or "127.0.0.1", 50000),
-        headers=raw,
+        app, base_url, subprotocols=offered, client=(source or "127.0.0.1", 50000), headers=raw
     )
-    async with await socket.open() as ws:
+    return await socket.open()
+
+
+@asynccontextmanager
+async def open_socket(
+    base_url: str,
+    subprotocols: list[Subprotocol] | list[str] | None = None,
+    *,
+    source: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> AsyncIterator[Any]:
+    """`dial`, closed when the block ends."""
+    ws = await dial(base_url, subprotocols, source=source, headers=headers)
+    try:
         yield ws
+    finally:
+        await ws.close()
 
 
 class Client:

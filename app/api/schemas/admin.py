@@ -346,7 +346,7 @@ class AuditPage(BaseModel):
 
 
 class StatusPublic(BaseModel):
-    """Server health and the whole server's load: games and tables from the database; the
+    """Server health and the whole server's load: games, tables and mail from the database; the
     connections and moves of the process answering as they are now, those of the other
     processes as of their last heartbeat (at most `HEARTBEAT_SECONDS` old)."""
 
@@ -365,6 +365,8 @@ class StatusPublic(BaseModel):
                     "open_tables": 73,
                     "moves_last_minute": 1290,
                     "moves_window_seconds": 62.5,
+                    "mail_waiting": 3,
+                    "mail_given_up": 0,
                     "version": "0.1.0",
                 }
             ]
@@ -385,5 +387,10 @@ class StatusPublic(BaseModel):
     moves_last_minute: int = Field(description="Moves accepted in the last minute, all processes.")
     moves_window_seconds: float = Field(
         description="The span `moves_last_minute` covers: about 60 s, less after a restart."
+    )
+    mail_waiting: int = Field(description="Mails in the outbox still to send.")
+    mail_given_up: int = Field(
+        description="Mails the worker gave up in the last 7 days (`failed_at` and `last_error` "
+        "in the outbox; docs/notifications.md)."
     )
     version: str

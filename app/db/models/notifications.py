@@ -42,7 +42,8 @@ class Notification(Base):
 class OutboxMail(Base):
     """An e-mail to send, written in the transaction of what caused it; the worker leases it
     (`lease_until`) while it sends, marks it `sent_at` once the SMTP server has taken it, and
-    otherwise tries again at `next_try_at`. `key` makes a mail once-only (one time alarm per
+    otherwise tries again at `next_try_at`, or gives it up (`failed_at`: a mail that cannot be
+    sent, or tried `MAIL_MAX_ATTEMPTS` times). `key` makes a mail once-only (one time alarm per
     game and move)."""
 
     __tablename__ = "email_outbox"
@@ -61,14 +62,15 @@ class OutboxMail(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
     last_error: Mapped[str | None] = mapped_column(String(300))
     sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    failed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __table_args__ = (
         # The mails still to send, soonest first.
         Index(
             "ix_email_outbox_due",
             "next_try_at",
-            postgresql_where=text("sent_at IS NULL"),
-            sqlite_where=text("sent_at IS NULL"),
+            postgresql_where=text("sent_at IS NULL AND failed_at IS NULL"),
+            sqlite_where=text("sent_at IS NULL AND failed_at IS NULL"),
         ),
     )
 

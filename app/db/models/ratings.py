@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    Boolean,
     DateTime,
     Float,
     ForeignKey,
     Index,
     Integer,
     String,
+    false,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -72,6 +74,11 @@ class RatingChange(Base):
     rd_after: Mapped[float] = mapped_column(Float)
     volatility_after: Mapped[float] = mapped_column(Float)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # The fair-play allowance (`app.ratings.fair_play`): whether what the game gained the player
+    # was a linked gain, counted against their allowance of the day, and how many points of it
+    # the allowance withheld (`rating_after` is what they kept).
+    linked: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    withheld: Mapped[float] = mapped_column(Float, default=0.0, server_default=text("0"))
 
     __table_args__ = (Index("ix_rating_changes_user_at", "user_id", "at"),)
 

@@ -129,6 +129,7 @@ export async function render(main) {
             ["Games in progress", String(s.live_games)],
             ["Open tables", String(s.open_tables)],
             ["Moves in the last minute", String(s.moves_last_minute)],
+            ["Mail waiting", `${s.mail_waiting} (${s.mail_given_up} given up in 7 days)`],
             ["Version", s.version],
           ].map(([term, value]) => h("div", {}, h("dt", { text: term }), h("dd", { text: value }))),
         ),

@@ -14,7 +14,12 @@ import { session } from "./session.js";
 const PAGE = 30;
 // Those the browser shows as they come (while the tab is hidden): a game's start, your move and
 // a challenge have theirs already (mygames.js, challenges.js).
-const SHOWN_BY_BROWSER = new Set(["time_alarm", "game_ended", "tournament_soon"]);
+const SHOWN_BY_BROWSER = new Set([
+  "time_alarm",
+  "game_ended",
+  "tournament_soon",
+  "tournament_cancelled",
+]);
 
 let unread = 0;
 let badge = null;
@@ -35,7 +40,7 @@ function setUnread(count) {
 /** Where a notice leads. */
 function hrefOf(notice) {
   const data = notice.data || {};
-  if (notice.kind === "tournament_soon") return `#/tournaments/${data.tournament}`;
+  if (notice.kind.startsWith("tournament_")) return `#/tournaments/${data.tournament}`;
   if (notice.kind === "challenge") return "#/";
   return data.table ? `#/table/${data.table}` : "#/";
 }
@@ -96,7 +101,7 @@ function emailSection() {
       value: shown.pending || shown.address || "",
     });
     const status = shown.pending
-      ? `A link was mailed to ${shown.pending}: open it to confirm the address.`
+      ? `A link was mailed to ${shown.pending}: open it and press Confirm.`
       : shown.address
         ? `Mail goes to ${shown.address}.`
         : "No address: you get no mail.";
