@@ -51,7 +51,7 @@ ARROWS: dict[str, set[str]] = {
     "ratings": {"live", "accounts"},
     "notify": {"live", "accounts"},
     "play": {"live", "accounts", "ratings", "correspondence", "tables", "tournaments"},
-    "correspondence": {"live", "notify", "play"},
+    "correspondence": {"live", "accounts", "notify", "play"},
     "computer": {"live", "play"},
     "tables": {"live", "accounts", "ratings", "play", "correspondence", "computer"},
     "archive": {"accounts", "tables"},

@@ -63,7 +63,6 @@ class AnalysisRunner:
         self.pool: Executor | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.wake = asyncio.Event()
-        self.board_searches: set[str] = set()  # client addresses with a board search here
 
     def start(self) -> None:
         self._tasks = [

@@ -9,8 +9,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import BaseModel, ConfigDict
 
-from app.analysis import board as analysis_board
 from app.analysis import service as analysis
+from app.analysis.board import Board
 from app.analysis.game import MAX_DEPTH
 from app.api.auth import client_address
 from app.api.common.deps import CurrentUser, LiveDep, OptionalUser, SessionDep
@@ -136,7 +136,7 @@ async def get_analysis(
 # --- the analysis board ---------------------------------------------------------------------
 
 MAX_BOARD_MOVES = 400
-MOVE_TEXT = r"^[0-9x\-]{3,80}$"
+MOVE_TEXT = re.compile(r"[0-9x\-]{3,80}")
 
 
 class EngineLine(BaseModel):
@@ -169,7 +169,8 @@ BOARD_ERRORS: dict[int | str, dict[str, Any]] = {
     },
     429: {
         "model": ErrorBody,
-        "description": "Too many searches from your address (`rate_limited`, `Retry-After`).",
+        "description": "Too many requests from your address, in progress or searches in the "
+        "last minute, or the board busy with everyone's (`rate_limited`, `Retry-After`).",
     },
 }
 
@@ -196,17 +197,11 @@ async def board_position(
 ) -> BoardPosition:
     """The analysis board: any position of either variant, moves played freely from it, and
     the engine's line at a depth (ask for one depth after another to see it deepen). Searches
-    run in the analysis processes, at most 120 a minute per address."""
+    run in the analysis processes, at most 120 a minute and one at a time per address; a few
+    requests at a time per address, and beyond what the server takes in at once, 429."""
     played = [m for m in (moves or "").split(",") if m]
-    if len(played) > MAX_BOARD_MOVES or any(not re.match(MOVE_TEXT, m) for m in played):
+    if len(played) > MAX_BOARD_MOVES or not all(map(MOVE_TEXT.fullmatch, played)):
         raise ApiError(Code.BAD_REQUEST, f"moves: at most {MAX_BOARD_MOVES}, each like 11-15")
-    shown = await analysis_board.board(
-        live,
-        request.app.state.analyses,
-        client_address(request),
-        variant,
-        fen,
-        played,
-        depth,
-    )
+    board: Board = request.app.state.board
+    shown = await board.position(live, client_address(request), variant, fen, played, depth)
     return BoardPosition.model_validate(shown)

@@ -52,7 +52,7 @@ class Ok(BaseModel):
 class ChatLine(BaseModel):
     """A line for the game's chat, as lichess's bot API takes it (JSON or form-encoded)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     room: Literal["player", "spectator"] = Field(
         default="player",

@@ -12,7 +12,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from app.api.common.deps import CallerDep, LiveDep
 from app.api.common.errors import ErrorBody
-from app.api.common.lichess import bad_request, body_schema, read
+from app.api.common.lichess import FORM_NUMBER, FormBool, bad_request, body_schema, read
 from app.api.common.params import DIGITS, NAME_PATTERN
 from app.api.schemas.common import Clock, PlayerPublic
 from app.bots import lichess
@@ -43,23 +43,24 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 class ChallengeCreate(BaseModel):
     """Ours (`clock: {base, increment}`, `colour`) or lichess's fields (`clock.limit`,
     `clock.increment`, `color`, `fen`, `days`); a field sent as null counts as not sent, as
-    lichess's clients send every field they know."""
+    lichess's clients send every field they know. Strict: `rated` is `true` or `false`, the
+    numbers numbers (in a form, as lichess reads them: `app.api.common.lichess`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     variant: Literal["english", "pool"] = "english"
     clock: Clock | None = Field(default=None, description="None: untimed.")
-    clock_limit: int | None = Field(
+    clock_limit: Annotated[int | None, FORM_NUMBER] = Field(
         default=None,
         ge=1,
         le=MAX_CLOCK_BASE_S,
         validation_alias="clock.limit",
         description="Lichess's spelling of `clock.base` (seconds), with `clock.increment`.",
     )
-    clock_increment: int | None = Field(
+    clock_increment: Annotated[int | None, FORM_NUMBER] = Field(
         default=None, ge=0, le=MAX_CLOCK_INCREMENT_S, validation_alias="clock.increment"
     )
-    days: Days | None = Field(
+    days: Annotated[Days | None, FORM_NUMBER] = Field(
         default=None,
         description="Lichess's spelling of `clock.days`: correspondence, days per move.",
     )
@@ -68,7 +69,7 @@ class ChallengeCreate(BaseModel):
         validation_alias=AliasChoices("colour", "color"),
         description="The challenger's colour (`color` is read too, as lichess spells it).",
     )
-    rated: bool = False
+    rated: FormBool = False
     fen: str | None = Field(
         default=None, max_length=200, description="Start from this position (casual only)."
     )
@@ -100,7 +101,7 @@ class ChallengeCreate(BaseModel):
 class Decline(BaseModel):
     """Lichess's reasons (JSON or form-encoded)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     reason: Literal[challenges.DECLINE_REASONS] = "generic"  # type: ignore[valid-type]
 

@@ -29,6 +29,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         "a move breaks the rules (`illegal_move`, naming the line).",
     },
 }
+SAVE_ERRORS: dict[int | str, dict[str, Any]] = {
+    **ERRORS,
+    429: {
+        "model": ErrorBody,
+        "description": "Stored too often (`rate_limited`, with `Retry-After`): a few times a "
+        "minute, across your games.",
+    },
+}
 
 
 class ConditionalPublic(BaseModel):
@@ -54,13 +62,13 @@ async def show(game_id: GameId, caller: CallerDep, live: LiveDep) -> Conditional
     return ConditionalPublic.model_validate(await conditional.show(live, caller.id, game_id))
 
 
-@router.put("/{game_id}/conditional", responses=ERRORS)
+@router.put("/{game_id}/conditional", responses=SAVE_ERRORS)
 async def store(
     game_id: GameId, body: ConditionalBody, caller: CallerDep, live: LiveDep
 ) -> ConditionalPublic:
     """Store your conditional moves (instead of those before), while your opponent is to move:
     when their move is the first of some lines, the reply of the first of them is played at
-    once; lines that no longer fit are dropped."""
+    once; lines that no longer fit are dropped. A few times a minute at most."""
     return ConditionalPublic.model_validate(
         await conditional.store(live, caller.id, game_id, body.lines)
     )

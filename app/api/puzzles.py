@@ -66,9 +66,10 @@ class RatingChange(BaseModel):
 
 class Verdict(BaseModel):
     """Your move: `correct` or not, and whether the puzzle is `done`. Not done: the `reply`
-    and the position after it (`fen`, `legal_moves`). Done: the `solution` (and the position
-    after each of its moves), and for a registered player's first try (`rated`) the new puzzle
-    rating."""
+    and the position after it (`fen`, `legal_moves`). Done: for a registered player's first
+    try (`rated`) the new puzzle rating; solved, the `solution` (and the position after each of
+    its moves); wrong, for a registered player only (whose try is then on record), the
+    `correct_move` at that ply, and the solution from `GET /api/puzzles/{id}`."""
 
     puzzle: int
     correct: bool
@@ -79,6 +80,7 @@ class Verdict(BaseModel):
     legal_moves: list[str] | None = None
     solution: list[str] | None = None
     solution_fens: list[str] | None = None
+    correct_move: str | None = None  # the line's move where yours was wrong
     rated: bool | None = None
     rating: RatingChange | None = None
 
@@ -163,5 +165,6 @@ async def get_puzzle(puzzle_id: PuzzleId, solver: SolverDep, live: LiveDep) -> P
 async def solve(puzzle_id: PuzzleId, attempt: Attempt, solver: SolverDep, live: LiveDep) -> Verdict:
     """Play your next move: right or wrong at once. A wrong move ends the puzzle; so does the
     last move of the solution. Your first try at a puzzle moves your puzzle rating (and the
-    puzzle's); later tries, and guests' tries, move nobody's."""
+    puzzle's); later tries, and guests' tries, move nobody's. The solution is shown to whoever
+    solves it; after a wrong move, only to a registered player, once the try is recorded."""
     return Verdict.model_validate(await puzzles.attempt(live, solver, puzzle_id, attempt.moves))

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.api.common.deps import CurrentUser, LiveDep, SessionDep
 from app.api.common.errors import ErrorBody
-from app.api.common.params import DIGITS
+from app.api.common.params import DIGITS, NAME_PATTERN
 from app.api.schemas.admin import OptionalReason
 from app.api.schemas.common import Clock
 from app.db.models import MAX_ID
@@ -42,12 +42,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 class TournamentCreate(BaseModel):
     """A tournament: `minutes` for an arena, `rounds` for a Swiss (a round robin's rounds come
     from its players), `ballot` `3-move` for two-game matches on a drawn opening (English
-    Swiss and round robins)."""
+    Swiss and round robins). Validated strictly: a value of another JSON type (`true` for a
+    number, `1` or `"true"` for a boolean, `60.0` for an integer) is 422, never converted, and
+    so is a name holding a control character (PostgreSQL stores no NUL)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     kind: Literal["arena", "swiss", "round_robin"]
-    name: str = Field(min_length=1, max_length=80)
+    name: str = Field(min_length=1, max_length=80, pattern=NAME_PATTERN)
     variant: Literal["english", "pool"] = "english"
     clock: Clock
     rated: bool = False
@@ -178,7 +180,7 @@ async def edit(
 
 
 class TournamentCancel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     reason: OptionalReason = None  # why: shown on its page (and in the audit log)
 

@@ -4,7 +4,9 @@ X, I play Y; then if Z, W"), at most `MAX_LINES` lines of `MAX_PLIES` plies, eac
 against the rules when stored. When the opponent's move is the first move of some lines, the
 reply of the first of them is played at once, as the player's own move, and what follows in
 the lines that led to it is kept for the next move; lines that no longer fit are dropped, and
-all of them when none fits. Only their owner ever sees them (they are in no event).
+all of them when none fits. Only their owner ever sees them (they are in no event). Checking
+the lines takes the event loop's time, so a player stores them a few times a minute at most
+(`conditional_saves_per_minute`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import copy
 import logging
 from typing import Any
 
+from app.accounts import limits
 from app.correspondence import store as stored
 from app.errors import Code
 from app.live.liveplay import LivePlay, PlayError, no_game
@@ -87,6 +90,7 @@ async def store(
     the opponent is to move."""
     if len(lines) > MAX_LINES:
         raise PlayError(Code.BAD_MESSAGE, f"at most {MAX_LINES} lines")
+    await _count_save(live, user_id)
     row, game, colour = await _position(live, user_id, game_id)
     if turn_of(row) is colour:
         raise PlayError(Code.NOT_YOUR_TURN, "conditional moves wait for your opponent's move")
@@ -97,6 +101,21 @@ async def store(
         )
         await session.commit()
     return {"game": game_id, "ply": row.ply_count, "lines": checked}
+
+
+async def _count_save(live: LivePlay, user_id: int) -> None:
+    """Count a store of the user's conditional moves, across their games, before its lines
+    are checked; `rate_limited` (with Retry-After) past `conditional_saves_per_minute`."""
+    bucket = limits.Bucket(live.settings.conditional_saves_per_minute, 60)
+    async with live.db.session() as session:
+        counted = [(limits.key("conditional", str(user_id)), bucket)]
+        wait = await limits.take_all(session, counted, live.clock.now())
+        if wait is not None:
+            await session.rollback()
+            raise PlayError(
+                Code.RATE_LIMITED, "conditional moves stored too often: wait", retry_after=wait
+            )
+        await session.commit()
 
 
 async def after_move(live: LivePlay, game_id: int, owner: int, ply: int, move: str) -> None:

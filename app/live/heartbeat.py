@@ -14,7 +14,9 @@ charge the downtime to the players. On PostgreSQL each process therefore also ho
 lifetime, a session advisory lock named after its instance, on a connection of its own; the
 server releases it when the process's connections drop. A process whose lock is not held is
 gone once its last beat is `LOCK_LOSS_BEATS` intervals old (a cut connection drops the lock as a
-crash does, but a live process takes it again within a second and goes on beating). (A
+crash does, but a live process takes it again within a second and goes on beating), and one that
+holds it is alive however long it has not beaten (up to `BUSY`): a process whose event loop is
+held up is busy, not gone. (A
 connection pooler in transaction mode between the server and PostgreSQL would defeat the
 locks.) On SQLite, whose processes share one machine, each process
 holds a shared `flock` on a file beside the database (`<database>.live`): a process that can
@@ -50,6 +52,7 @@ from app.live.heartbeat_store import lock_key as _lock_key
 from app.timeutil import as_utc
 
 __all__ = [
+    "BUSY",
     "FRESH_BEATS",
     "LOCK_CHECK_SECONDS",
     "LOCK_LOSS_BEATS",
@@ -71,6 +74,9 @@ logger = logging.getLogger(__name__)
 FRESH_BEATS = 3  # a process silent for this many intervals is gone
 LOCK_LOSS_BEATS = 2  # … and one without its lock, once silent for this many
 LOCK_CHECK_SECONDS = 1.0  # how often a process makes sure it still holds its lock
+BUSY = timedelta(minutes=10)
+"""On PostgreSQL, a process holding its lock is alive though it has not beaten for this long
+(busy); beyond, it is taken for hung, its users offline."""
 
 
 def new_instance() -> str:
@@ -117,18 +123,23 @@ async def others(
 
 
 async def alive(db: AsyncConnection | AsyncSession, now: datetime, interval: float) -> set[str]:
-    """The instances whose processes are up: a fresh beat, not the last one of a clean
-    shutdown, and on PostgreSQL their lock held or their last beat recent.
+    """The instances whose processes are up, their last beat not that of a clean shutdown: on
+    PostgreSQL those whose last beat is recent or whose lock is held (however old their beat,
+    up to `BUSY`); on SQLite those whose beat is fresh.
 
-    A lock not held proves nothing alone: a cut connection (a failover, a network blip, an
-    administrator's `pg_terminate_backend`) drops it as a crash does. A live process takes it
-    again within `LOCK_CHECK_SECONDS` and beats every `interval`; a crashed one beats no more.
-    So a process without its lock is gone once its last beat is `LOCK_LOSS_BEATS` intervals
-    old: a crash is seen within two intervals, and a cut is never taken for one."""
-    beats = await heartbeats.fresh(db, _fresh_after(now, interval))
+    A process whose event loop is held up (a long computation, its machine paused) beats no
+    more, but its connection stays open and its lock held: it is busy, not gone, and its users
+    must not be taken offline, nor their games marked as abandoned. A lock not held proves
+    nothing alone: a cut connection (a failover, a network blip, an administrator's
+    `pg_terminate_backend`) drops it as a crash does. A live process takes it again within
+    `LOCK_CHECK_SECONDS` and beats every `interval`; a crashed one beats no more. So a process
+    without its lock is gone once its last beat is `LOCK_LOSS_BEATS` intervals old: a crash is
+    seen within two intervals, and a cut is never taken for one. On SQLite no lock tells one
+    process from another, so a process silent for `FRESH_BEATS` intervals counts as gone."""
     conn = db if isinstance(db, AsyncConnection) else await db.connection()
     if conn.dialect.name != "postgresql":
-        return set(beats)
+        return set(await heartbeats.fresh(db, _fresh_after(now, interval)))
+    beats = await heartbeats.fresh(db, now - BUSY)
     recent = now - timedelta(seconds=LOCK_LOSS_BEATS * interval)
     return {
         instance

@@ -58,10 +58,11 @@ async def take_lock(conn: AsyncConnection, instance: str) -> bool:
 
 async def holds_lock(conn: AsyncConnection, instance: str) -> bool:
     """Whether the process of `instance` is still connected to PostgreSQL (holds its lock).
-    Taking the lock for the transaction's length tells without waiting: only a live process
-    keeps it from us."""
+    Taking the lock, shared, for the transaction's length tells without waiting: only the
+    process's own exclusive hold keeps it from us, and other processes asking at the same
+    time (shared too) do not."""
     taken = await conn.scalar(
-        text("SELECT pg_try_advisory_xact_lock(:space, :key)"),
+        text("SELECT pg_try_advisory_xact_lock_shared(:space, :key)"),
         {"space": LOCK_SPACE, "key": lock_key(instance)},
     )
     return not taken

@@ -29,7 +29,13 @@ from app.notify import store as stored
 from app.timeutil import as_unix
 
 Kind = Literal[
-    "your_move", "time_alarm", "game_started", "game_ended", "challenge", "tournament_soon"
+    "your_move",
+    "time_alarm",
+    "game_started",
+    "game_ended",
+    "challenge",
+    "tournament_soon",
+    "tournament_cancelled",
 ]
 KINDS: tuple[Kind, ...] = (
     "your_move",
@@ -38,6 +44,7 @@ KINDS: tuple[Kind, ...] = (
     "game_ended",
     "challenge",
     "tournament_soon",
+    "tournament_cancelled",
 )
 MAX_PAGE = 100
 
@@ -66,6 +73,8 @@ def text(kind: str, data: dict[str, Any]) -> str:
             return f"{data.get('from', 'Someone')} challenges you."
         case "tournament_soon":
             return f"The tournament {data.get('name', '')} starts soon."
+        case "tournament_cancelled":
+            return f"The tournament {data.get('name', '')} was cancelled: {data.get('reason', '')}."
     return kind
 
 

@@ -1,8 +1,9 @@
 """Puzzles (docs/puzzles.md): positions from games where the side to move wins material or the
 game by one clearly best line (`app.puzzles`), shipped with the server and loaded into the
 database at start; served one at a time near the player's puzzle rating, solved move by move
-against the server (which alone knows the solution until the puzzle is over), and rated with
-Glicko-2 on the player's first try, the puzzle rated too.
+against the server (which alone knows the solution: it shows it to whoever solved the puzzle or
+has a try at it on record), and rated with Glicko-2 on the player's first try, the puzzle rated
+too.
 """
 
 from __future__ import annotations
@@ -176,14 +177,17 @@ async def attempt(
     live: LivePlay, solver: Solver, puzzle_id: int, moves: list[str]
 ) -> dict[str, Any]:
     """The solver's next move (``moves``: the line so far and that move): right or wrong at
-    once; the reply when right and not over; the solution, and the rating change of a
-    signed-in player's first try, when over."""
+    once; the reply when right and not over; when over, the rating change of a signed-in
+    player's first try, then the solution if solved. A wrong move shows no more than the
+    line's move at its ply, and only to a solver whose try is now on record (rated if it was
+    the first): a visitor's answer would let an account of theirs solve it, as its first try."""
     async with live.db.session() as session:
         row = await stored.get(session, puzzle_id)
         if row is None:
             raise PlayError(Code.NOT_FOUND, f"no puzzle {puzzle_id}")
         right, over = judge(row, moves)
-        moved = _position(row, [*row.moves[: len(moves) - 1], moves[-1]])
+        line = list(row.moves)
+        moved = _position(row, [*line[: len(moves) - 1], moves[-1]])
         answer: dict[str, Any] = {
             "puzzle": row.id,
             "correct": right,
@@ -191,7 +195,7 @@ async def attempt(
             "moved_fen": moved.fen(),
         }
         if not over:
-            reply = row.moves[len(moves)]
+            reply = line[len(moves)]
             position = moved.play(moved.parse_move(reply))
             answer |= {
                 "reply": reply,
@@ -199,20 +203,19 @@ async def attempt(
                 "legal_moves": position.legal_move_texts(),
             }
             return answer
-        answer |= {
-            "solution": list(row.moves),
-            "solution_fens": _line_fens(row),
-            "rated": False,
-            "rating": None,
-        }
-        if solver.user_id is None:
-            return answer
-        try:
-            answer |= await _rate(live, session, solver.user_id, puzzle_id, right)
-            await session.commit()
-        except IntegrityError:  # the same first try sent twice at once: the other one counted
-            await session.rollback()
-            answer |= {"rated": False, "rating": None}
+        fens = _line_fens(row) if right else None  # read before a rollback expires the row
+        answer |= {"rated": False, "rating": None}
+        if solver.user_id is not None:
+            try:
+                answer |= await _rate(live, session, solver.user_id, puzzle_id, right)
+                await session.commit()
+            except IntegrityError:  # the same first try sent twice at once: the other counted
+                await session.rollback()
+                answer |= {"rated": False, "rating": None}
+        if right:
+            answer |= {"solution": line, "solution_fens": fens}
+        elif solver.user_id is not None:  # on record: as lichess, the move that was wanted
+            answer["correct_move"] = line[len(moves) - 1]
         return answer
 
 

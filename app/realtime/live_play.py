@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
+from app.analysis.board import Board
 from app.analysis.runner import AnalysisRunner
 from app.clock import Clock
 from app.correspondence import service as correspondence
@@ -81,6 +82,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
         live, app.state.settings.analysis_workers, idle=app.state.settings.analysis_idle
     )
     analyses.start()
+    board = app.state.board = Board(analyses, app.state.settings)
     # What start-up built (modules, schema, caches) lives as long as the server: keep it out of
     # the garbage collector's full passes, whose pauses delay every move in flight (measured in
     # docs/benchmarks.md). Given back on shutdown so that a stopped app can be collected.
@@ -101,6 +103,7 @@ async def run_live_play(app: FastAPI) -> AsyncIterator[None]:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await analyses.stop()
+        board.stop()
         try:
             # Users connected here stay present until the others' sweep (or this server's
             # next start) finds this process stopped: those who come back elsewhere within

@@ -5,8 +5,11 @@ process is offline since `users.last_seen_at`; their games in progress note the 
 opponent may claim after the grace period), and past the grace period they stand up from tables
 where no game is in progress. A process that crashed leaves rows behind: the other processes'
 sweep finds that it is gone (its heartbeat, and on PostgreSQL its lock) and takes its users
-offline as of its last beat. A user's presence changes lock the user's row, so a connection
-opening on one process while another closes elsewhere cannot leave them marked away.
+offline as of its last beat. A process that is only busy (its event loop held up, so that it
+beats no more) still holds its lock on PostgreSQL and is not taken for gone
+(`heartbeat.alive`): its users stay present, and nobody may claim their games. A user's
+presence changes lock the user's row, so a connection opening on one process while another
+closes elsewhere cannot leave them marked away.
 """
 
 from __future__ import annotations

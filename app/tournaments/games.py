@@ -4,7 +4,10 @@ the game naming its tournament, round, ballot opening and game of the match, its
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,6 +21,20 @@ from app.tournaments import store as stored
 
 Started = list[tuple[TableInfo, LiveGame, list[StoredEvent]]]
 """The games a step started, announced (`seating.started`) once its transaction commits."""
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Pairing(Generic[T]):
+    """A pairing that a step leaves to be computed outside its transaction, in a thread: a
+    round of 1,000 players takes up to a second or two of CPU, for which neither the event loop
+    (every game's moves) nor the tournament's row (joins, withdrawals) should wait. `start`
+    then runs in a transaction of its own, the row locked again: it checks that the tournament
+    is still as it was read (if not it changes nothing, and a later step pairs again), starts
+    the games and says whether anything changed."""
+
+    compute: Callable[[], T]
+    start: Callable[[LivePlay, AsyncSession, Tournament, T, datetime, Started], Awaitable[bool]]
 
 
 def finish(row: Tournament, now: datetime) -> bool:

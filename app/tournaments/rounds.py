@@ -1,6 +1,7 @@
 """The rounds of a Swiss and of a round robin, stepped by the director
 (`app.tournaments.director`) in its transaction: the next round paired once every game
-of the last has ended, a ballot match's second game once its first has, and the end."""
+of the last has ended (a Swiss's pairing computed outside the transaction: `Pairing`), a
+ballot match's second game once its first has, and the end."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.models import Tournament
 from app.live.liveplay import LivePlay
 from app.play.players import PlayerRef
+from app.status import GameStatus
 from app.tournaments import ballot, round_robin, scores, swiss
 from app.tournaments import store as stored
-from app.tournaments.games import Started, finish, start_game
+from app.tournaments.games import Pairing, Started, finish, start_game
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +40,7 @@ async def _second_games(
     made = False
     names = {p.user_id: p.name for p in await stored.players(session, row.id)}
     for first in current:
-        if first.match_game != 1 or first.status == "playing":
+        if first.match_game != 1 or first.status == GameStatus.PLAYING:
             continue
         if (first.black_id, first.white_id) in seconds:
             continue
@@ -62,13 +64,15 @@ async def _round_games(
     live: LivePlay, session: AsyncSession, row: Tournament, started: Started
 ) -> list[Any] | None:
     """The tournament's games once its round is over; None while the round plays on (or a
-    ballot match's second game has just been added to `started`)."""
-    games = await stored.games(session, row.id)
-    if await _second_games(live, session, row, games, started):
+    ballot match's second game has just been added to `started`). While it plays on, a step
+    reads only whether a game is in progress (and a ballot match's round's games)."""
+    if row.ballot == "3-move":
+        current = await stored.games(session, row.id, row.round)
+        if await _second_games(live, session, row, current, started):
+            return None
+    if await stored.any_playing(session, row.id):
         return None
-    if any(g.status == "playing" for g in games):
-        return None
-    return games
+    return await stored.games(session, row.id)
 
 
 async def _round_game(
@@ -105,7 +109,9 @@ def _used_openings(games: Sequence[Any]) -> set[str]:
 
 async def swiss_step(
     live: LivePlay, session: AsyncSession, row: Tournament, now: datetime, started: Started
-) -> bool:
+) -> bool | Pairing[swiss.SwissRound | None]:
+    """The round's end, the Swiss's end, or the next round's pairing to compute (None: no
+    pairing is left without a rematch)."""
     games = await _round_games(live, session, row, started)
     if games is None:
         return False
@@ -134,21 +140,40 @@ async def swiss_step(
         )
         for p in active
     ]
-    try:
-        pairing = swiss.pair_round(entrants)
-    except swiss.PairingImpossible:
-        logger.info("tournament %d: no pairing left without a rematch; it ends", row.id)
-        return finish(row, now)
-    row.round += 1
+    read = (row.round, frozenset(p.user_id for p in active))
     names = {p.user_id: p.name for p in players}
     used = _used_openings(games)
-    for black, white in pairing.pairs:
-        black_ref, white_ref = PlayerRef(black, names[black]), PlayerRef(white, names[white])
-        await _round_game(live, session, row, black_ref, white_ref, started, used)
-    if pairing.bye is not None:
-        worth = scores.round_worth(row.ballot == "3-move")
-        await stored.add_points(session, row.id, pairing.bye, row.round, worth, "bye")
-    return True
+
+    def pair() -> swiss.SwissRound | None:
+        try:
+            return swiss.pair_round(entrants)
+        except swiss.PairingImpossible:
+            return None
+
+    async def start(
+        live: LivePlay,
+        session: AsyncSession,
+        row: Tournament,
+        pairing: swiss.SwissRound | None,
+        now: datetime,
+        started: Started,
+    ) -> bool:
+        players = await stored.players(session, row.id)
+        if (row.round, frozenset(p.user_id for p in players if p.active)) != read:
+            return False  # a join or a withdrawal meanwhile
+        if pairing is None:
+            logger.info("tournament %d: no pairing left without a rematch; it ends", row.id)
+            return finish(row, now)
+        row.round += 1
+        for black, white in pairing.pairs:
+            black_ref, white_ref = PlayerRef(black, names[black]), PlayerRef(white, names[white])
+            await _round_game(live, session, row, black_ref, white_ref, started, used)
+        if pairing.bye is not None:
+            worth = scores.round_worth(row.ballot == "3-move")
+            await stored.add_points(session, row.id, pairing.bye, row.round, worth, "bye")
+        return True
+
+    return Pairing(pair, start)
 
 
 async def round_robin_step(

@@ -9,6 +9,7 @@ round-robin player who withdraws is not paired again (their games played still c
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,7 +25,7 @@ from app.play.clocks import clock_payload
 from app.ratings import store as stored_ratings
 from app.ratings.categories import category_of
 from app.ratings.service import check_may_play_rated
-from app.status import UserKind
+from app.status import GameStatus, UserKind
 from app.timeutil import as_unix
 from app.tournaments import scores
 from app.tournaments import store as stored
@@ -81,12 +82,13 @@ async def create(live: LivePlay, user: Member, settings: Settings) -> dict[str, 
             audit.add_entry(
                 session, user.id, "tournament.create", "tournament", row.id, None, details
             )
-        view = await _view(live, session, row)
         await session.commit()
-    return view
+        tournament_id = row.id
+    return await _view(live, tournament_id)
 
 
 def _columns(s: Settings, now: datetime) -> dict[str, Any]:
+    starts_at = now + timedelta(seconds=s.starts_in)
     return {
         "kind": s.kind,
         "name": s.name,
@@ -95,7 +97,8 @@ def _columns(s: Settings, now: datetime) -> dict[str, Any]:
         "clock_increment_s": s.increment_s,
         "rated": s.rated,
         "ballot": s.ballot,
-        "starts_at": now + timedelta(seconds=s.starts_in),
+        "starts_at": starts_at,
+        "next_step_at": starts_at,  # the director's first look at it: its start
         "minutes": s.minutes,
         "rounds": s.rounds,
         "double": s.double,
@@ -135,10 +138,9 @@ async def edit(
             audit.add_entry(
                 session, user.id, "tournament.edit", "tournament", row.id, None, details
             )
-        view = await _view(live, session, row)
         await session.commit()
     await announce(live, tournament_id)
-    return view
+    return await _view(live, tournament_id)
 
 
 async def cancel(
@@ -158,10 +160,9 @@ async def cancel(
             audit.add_entry(
                 session, user.id, "tournament.cancel", "tournament", row.id, reason, details
             )
-        view = await _view(live, session, row)
         await session.commit()
     await announce(live, tournament_id)
-    return view
+    return await _view(live, tournament_id)
 
 
 async def _rating(session: AsyncSession, user_id: int, row: Tournament) -> int:
@@ -221,10 +222,10 @@ async def join(live: LivePlay, user: Member, tournament_id: int) -> dict[str, An
             if row.kind == "swiss" and row.round > 0:
                 for missed in scores.late_points(row.round, row.rounds or 0):
                     await stored.add_points(session, tournament_id, user.id, missed, 1, "late")
-        view = await _view(live, session, row)
+        _wake(row, live.clock.now())
         await session.commit()
     await announce(live, tournament_id)
-    return view
+    return await _view(live, tournament_id)
 
 
 async def withdraw(live: LivePlay, user: Member, tournament_id: int) -> dict[str, Any]:
@@ -242,18 +243,21 @@ async def withdraw(live: LivePlay, user: Member, tournament_id: int) -> dict[str
             await session.delete(joined)  # before the start: as if never joined
         else:
             joined.active, joined.waiting_since = False, None
-        view = await _view(live, session, row)
+        _wake(row, live.clock.now())
         await session.commit()
     await announce(live, tournament_id)
-    return view
+    return await _view(live, tournament_id)
+
+
+def _wake(row: Tournament, now: datetime) -> None:
+    """A started tournament whose players changed is stepped at once (an idle arena waits for
+    nothing else)."""
+    if row.status == stored.STARTED:
+        row.next_step_at = now
 
 
 async def get(live: LivePlay, tournament_id: int) -> dict[str, Any]:
-    async with live.db.session() as session:
-        row = await stored.get(session, tournament_id)
-        if row is None:
-            raise PlayError(Code.NOT_FOUND, f"no tournament {tournament_id}")
-        return await _view(live, session, row)
+    return await _view(live, tournament_id)
 
 
 async def exists(live: LivePlay, tournament_id: int) -> bool:
@@ -262,10 +266,13 @@ async def exists(live: LivePlay, tournament_id: int) -> bool:
 
 
 async def listing(live: LivePlay) -> dict[str, list[dict[str, Any]]]:
-    """Upcoming (soonest first), running, and recently finished (latest first)."""
+    """Upcoming (soonest first), running (the most players first: tournaments nobody plays in
+    never hide one being played), and recently finished (latest first)."""
     async with live.db.session() as session:
         upcoming = await stored.listing(session, [stored.CREATED], 50, newest_first=False)
-        running = await stored.listing(session, [stored.STARTED], 50, newest_first=False)
+        running = await stored.listing(
+            session, [stored.STARTED], 50, newest_first=False, most_players_first=True
+        )
         finished = await stored.listing(
             session, [stored.FINISHED, stored.CANCELLED], 30, newest_first=True
         )
@@ -317,14 +324,28 @@ def summary(row: Tournament, now: float) -> dict[str, Any]:
     }
 
 
-async def _view(live: LivePlay, session: AsyncSession, row: Tournament) -> dict[str, Any]:
-    """The tournament with its standings, the games in progress and, once over, its podium."""
-    await session.flush()
-    players = await stored.players(session, row.id)
-    games = await stored.games(session, row.id)
-    points = await stored.points(session, row.id)
-    table = scores.standings(
-        row.kind, players, games, points, rounds=row.round, ballot=row.ballot == "3-move"
+async def _view(live: LivePlay, tournament_id: int) -> dict[str, Any]:
+    """The tournament with its standings, the games in progress and, once over, its podium:
+    read in a transaction of its own, locking nothing, and scored in a thread (the standings
+    of a large tournament take a while)."""
+    async with live.db.session() as session:
+        row = await stored.get(session, tournament_id)
+        if row is None:
+            raise PlayError(Code.NOT_FOUND, f"no tournament {tournament_id}")
+        players = await stored.players(session, row.id)
+        games = await stored.games(session, row.id)
+        points = await stored.points(session, row.id)
+        creator = await stored.names(
+            session, [row.created_by] if row.created_by is not None else []
+        )
+    table = await asyncio.to_thread(
+        scores.standings,
+        row.kind,
+        players,
+        games,
+        points,
+        rounds=row.round,
+        ballot=row.ballot == "3-move",
     )
     playing = [
         {
@@ -336,9 +357,8 @@ async def _view(live: LivePlay, session: AsyncSession, row: Tournament) -> dict[
             "opening": game.opening,
         }
         for game in games
-        if game.status == "playing"
+        if game.status == GameStatus.PLAYING
     ]
-    creator = await stored.names(session, [row.created_by] if row.created_by is not None else [])
     view = summary(row, live.clock.time()) | {
         "created_by_name": creator.get(row.created_by or 0),
         "players": len(players),

@@ -4,7 +4,9 @@ game.
 The director (`app.tournaments.director`) steps a tournament inside a transaction that
 holds its row (`lock`: `FOR UPDATE SKIP LOCKED` on PostgreSQL), so however many server
 processes run, one at a time pairs it, and a process that finds it held leaves it to the
-other. On SQLite, one writer at a time does the same.
+other. On SQLite, one writer at a time does the same. It reads only the tournaments due
+(`due`: `next_step_at` passed), and one whose pairing it computes outside the transaction it
+leaves due a while later, so that the others leave it alone meanwhile.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.models import Game, Tournament, TournamentPlayer, TournamentPoints, User
@@ -49,16 +51,11 @@ async def lock(
 
 
 async def due(db: Executor, now: datetime) -> list[int]:
-    """The tournaments to step: started ones, and the ones due to start."""
+    """The tournaments to step: those not over whose next step is due (`next_step_at`)."""
     query = (
         select(Tournament.id)
-        .where(
-            or_(
-                Tournament.status == STARTED,
-                and_(Tournament.status == CREATED, Tournament.starts_at <= now),
-            )
-        )
-        .order_by(Tournament.starts_at, Tournament.id)
+        .where(Tournament.status.in_([CREATED, STARTED]), Tournament.next_step_at <= now)
+        .order_by(Tournament.next_step_at, Tournament.id)
     )
     return list((await db.scalars(query)).all())
 
@@ -74,15 +71,23 @@ async def to_remind(db: Executor, until: datetime) -> list[int]:
 
 
 async def listing(
-    session: AsyncSession, statuses: Sequence[str], limit: int, newest_first: bool
+    session: AsyncSession,
+    statuses: Sequence[str],
+    limit: int,
+    newest_first: bool,
+    most_players_first: bool = False,
 ) -> list[Tournament]:
-    order = Tournament.starts_at.desc() if newest_first else Tournament.starts_at
-    query = (
-        select(Tournament)
-        .where(Tournament.status.in_(statuses))
-        .order_by(order, Tournament.id)
-        .limit(limit)
-    )
+    """The first `limit` tournaments in these statuses, by start (`most_players_first`: by
+    their count of players first, so that empty ones never hide one being played)."""
+    order = [Tournament.starts_at.desc() if newest_first else Tournament.starts_at, Tournament.id]
+    if most_players_first:
+        count = (
+            select(func.count())
+            .where(TournamentPlayer.tournament_id == Tournament.id)
+            .scalar_subquery()
+        )
+        order.insert(0, count.desc())
+    query = select(Tournament).where(Tournament.status.in_(statuses)).order_by(*order).limit(limit)
     return list((await session.scalars(query)).all())
 
 
@@ -142,6 +147,16 @@ async def pause(db: Executor, tournament_id: int, user_id: int) -> None:
         .where(TournamentPlayer.tournament_id == tournament_id, TournamentPlayer.user_id == user_id)
         .values(active=False, waiting_since=None)
     )
+
+
+async def any_playing(db: Executor, tournament_id: int) -> bool:
+    """Whether one of the tournament's games is in progress."""
+    query = (
+        select(Game.id)
+        .where(Game.tournament_id == tournament_id, Game.status == GameStatus.PLAYING)
+        .limit(1)
+    )
+    return (await db.execute(query)).first() is not None
 
 
 async def ended_games(db: Executor, tournament_id: int) -> int:
@@ -208,13 +223,16 @@ def _game_columns() -> tuple[Any, ...]:
     )
 
 
-async def games(db: Executor, tournament_id: int) -> list[Any]:
-    """The tournament's games, in the order they started (`_game_columns`)."""
+async def games(db: Executor, tournament_id: int, round_no: int | None = None) -> list[Any]:
+    """The tournament's games (of round `round_no` only, if given), in the order they started
+    (`_game_columns`)."""
     query = (
         select(*_game_columns())
         .where(Game.tournament_id == tournament_id)
         .order_by(Game.started_at, Game.id)
     )
+    if round_no is not None:
+        query = query.where(Game.tournament_round == round_no)
     return list((await db.execute(query)).all())
 
 

@@ -177,7 +177,7 @@ async def get(http: httpx.AsyncClient, tournament_id: int) -> dict[str, Any]:
 
 async def entered(http: httpx.AsyncClient, tokens: list[str], **fields: Any) -> dict[str, Any]:
     """A tournament created by the first of `tokens` to start in ten minutes, joined by all of
-    them, then moved to start now (as tests/realtime/test_tournaments.py enters one)."""
+    them, then moved to start now (as tests/tournaments/test_tournaments.py enters one)."""
     body = {"name": "Club night", "clock": {"base": 60, "increment": 0}} | fields
     made = await http.post(
         "/api/tournaments", json=body | {"starts_in": 600}, headers=bearer(tokens[0])

@@ -20,9 +20,9 @@ from app.config import Settings
 from app.db.engine import Database
 from app.rules.pdn import read_games
 from tests.conftest import make_settings
-from tests.realtime.test_private_tables import start_private
 from tests.support.server import Served, serve
 from tests.support.ws import Client, connect, member_token, start_game
+from tests.tables.test_private_tables import start_private
 
 WAIT_SECONDS = 60.0
 NODES = 2_000  # a few milliseconds a position: the test is about the service, not the search
@@ -204,7 +204,7 @@ async def test_the_analysis_board_plays_any_position_and_deepens_its_line(server
         assert (over["result"], over["legal_moves"], over["line"]) == ("1-0", [], None)
         # One search at a time per address: one asked for while this address's last is still
         # being searched (as the server notes it) is refused; a position alone is not.
-        searching = server.app.state.analyses.board_searches
+        searching = server.app.state.board.searching
         searching.add("127.0.0.1")
         try:
             busy = await http.get("/api/analysis/position", params={"depth": 2})

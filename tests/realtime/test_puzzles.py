@@ -135,7 +135,7 @@ async def test_a_puzzle_solved_move_by_move_rates_the_player_and_the_puzzle(
             assert other["id"] != puzzle["id"]
 
 
-async def test_a_wrong_move_ends_the_puzzle_and_shows_the_solution(
+async def test_a_wrong_move_ends_the_puzzle_and_shows_the_move_wanted(
     server: Served, settings: Settings
 ) -> None:
     token = await member_token(server.url, "quin")
@@ -150,8 +150,10 @@ async def test_a_wrong_move_ends_the_puzzle_and_shows_the_solution(
             )
         ).json()
         assert verdict["correct"] is False and verdict["done"] is True
-        assert verdict["solution"] == solution
         assert verdict["rated"] is True and verdict["rating"]["diff"] < 0
+        # Once rated, the line's move there; the solution from the puzzle, now tried.
+        assert verdict["solution"] is None and verdict["correct_move"] == solution[0]
+        assert (await http.get(f"/api/puzzles/{puzzle['id']}")).json()["solution"] == solution
         mine = (await http.get("/api/puzzles/dashboard")).json()
         assert (mine["played"], mine["solved"]) == (1, 0) and mine["rating"] < 1500
         # Solving it now, after the fact, rates nobody.

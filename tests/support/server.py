@@ -188,6 +188,10 @@ class ServerProcess:
                 await asyncio.sleep(0.05)
         raise RuntimeError("the server did not start")
 
+    def http(self, source: str | None = None, **options: Any) -> httpx.AsyncClient:
+        """An HTTP client of this server process."""
+        return http_client(self.url, source, **options)
+
     async def kill(self) -> None:
         """SIGKILL: no shutdown code runs, as in a crash."""
         if self._process is not None and self._process.returncode is None:

@@ -1,16 +1,23 @@
 """What the lichess-shaped routes (challenges, the bot API) share to take requests as lichess
 does: a body sent as JSON or form-encoded, read into a model, and bad input answered as
 lichess answers it, 400 with `{"error": …}` (ours: `{"error": code, "message": text}`), where
-the rest of the REST face answers 422. Path parameters keep the face's 422."""
+the rest of the REST face answers 422. Path parameters keep the face's 422.
+
+The models are strict, as every REST body is: in JSON a boolean is `true` or `false` and a
+number a number. A form's fields are text by nature, so there (and only there) `FormBool` reads
+exactly `true` and `false`, as lichess does, and `FORM_NUMBER` decimal digits; any other text
+(`yes`, `3.0`) is left for the strict type to refuse."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 from urllib.parse import parse_qsl
 
 from fastapi import Request
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError, ValidationInfo
 
 from app.api.common.errors import ApiError
 from app.errors import Code
@@ -18,10 +25,32 @@ from app.errors import Code
 M = TypeVar("M", bound=BaseModel)
 FORM = "application/x-www-form-urlencoded"
 MAX_BODY_BYTES = 8192
+IN_FORM = "form"  # the validation context's key: the body was form-encoded
+
+
+def _from_form(spelling: str, convert: Callable[[str], Any]) -> BeforeValidator:
+    """A form field's text written as `spelling`, converted; anything else left as it is."""
+    pattern = re.compile(spelling)
+
+    def read(value: Any, info: ValidationInfo) -> Any:
+        in_form = bool(info.context and info.context.get(IN_FORM))
+        if in_form and isinstance(value, str) and pattern.fullmatch(value):
+            return convert(value)
+        return value
+
+    return BeforeValidator(read)
+
+
+FormBool = Annotated[bool, _from_form("true|false", lambda text: text == "true")]
+FORM_NUMBER = _from_form("-?(0|[1-9][0-9]*)", int)  # after the type in `Annotated[…]`
 
 
 def bad_request(message: str) -> ApiError:
     return ApiError(Code.BAD_REQUEST, message)
+
+
+def _is_form(request: Request) -> bool:
+    return request.headers.get("content-type", "").split(";")[0].strip().lower() == FORM
 
 
 async def fields(request: Request) -> dict[str, Any]:
@@ -32,9 +61,8 @@ async def fields(request: Request) -> dict[str, Any]:
         raise ApiError(Code.TOO_LARGE, f"the body is at most {MAX_BODY_BYTES} bytes")
     if not body.strip():
         return {}
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     try:
-        if kind == FORM:
+        if _is_form(request):
             return dict(parse_qsl(body.decode(), keep_blank_values=True, strict_parsing=True))
         found = json.loads(body)
     except (ValueError, UnicodeDecodeError):
@@ -47,9 +75,11 @@ async def fields(request: Request) -> dict[str, Any]:
 
 
 async def read(request: Request, model: type[M]) -> M:
-    """The body read into `model`; 400 `bad_request` naming the first field refused."""
+    """The body read into `model` (a form's text as `FormBool` and `FORM_NUMBER` say); 400
+    `bad_request` naming the first field refused."""
     try:
-        return model.model_validate(await fields(request))
+        found = await fields(request)
+        return model.model_validate(found, context={IN_FORM: _is_form(request)})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "body"

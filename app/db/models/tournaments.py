@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, text
+from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, func, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.models.base import Base, BigId
@@ -47,12 +47,20 @@ class Tournament(Base):
     cancel_reason: Mapped[str | None] = mapped_column(String(200))  # as its canceller said
     # Its players were told it is about to start (once).
     reminded: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    # When the director steps it next: its start, then a second later while it has something
+    # to do, later while nothing can happen (a join brings it forward), after a back-off once
+    # a step failed.
+    next_step_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    # Its steps that failed in a row (it is cancelled after `director.MAX_FAILURES`).
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
 
     __table_args__ = (
-        # What the director looks at every second: the tournaments not over, by start.
+        # What the director looks at every second: the tournaments not over that are due.
         Index(
-            "ix_tournaments_live",
-            "starts_at",
+            "ix_tournaments_due",
+            "next_step_at",
             postgresql_where=text("status IN ('created', 'started')"),
             sqlite_where=text("status IN ('created', 'started')"),
         ),

@@ -12,6 +12,7 @@ import { renderMoveList } from "./movelist.js";
 import { parseFen, variantName } from "./notation.js";
 
 const MAX_DEPTH = 20;
+const RETRY_MS = 1000; // after a refusal for the server's being busy (`Retry-After: 1`)
 const START_FEN = "B:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12";
 
 export async function render(main, _params, search) {
@@ -239,8 +240,13 @@ export async function render(main, _params, search) {
       moves = answer.moves;
     } catch (err) {
       if (stopped || number !== asked) return;
+      if (err.code === "rate_limited") {
+        // The server busy with others' requests (or this address's): ask again in a moment.
+        setTimeout(() => !stopped && number === asked && load(), RETRY_MS);
+        return;
+      }
       error.textContent = err.message;
-      if (moves.length) {
+      if (moves.length && err.code === "bad_request") {
         moves = moves.slice(0, -1); // the move refused: back to where it was legal
         load();
       }
@@ -262,7 +268,10 @@ export async function render(main, _params, search) {
       drawEngine();
       deepen(number, depth + 1);
     } catch (err) {
-      if (number === asked) error.textContent = err.message;
+      if (number !== asked) return;
+      // The server busy (or this address's last search not over): the same depth in a moment.
+      if (err.code === "rate_limited") setTimeout(() => deepen(number, depth), RETRY_MS);
+      else error.textContent = err.message;
     }
   }
 

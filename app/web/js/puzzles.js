@@ -2,7 +2,8 @@
 // move yours, shown just after the opponent's move that made it possible. Each move you make is
 // judged by the server at once (`POST /api/puzzles/ID/moves`): right, and it answers with the
 // opponent's reply; wrong, or the last move of the line, and the puzzle is over: the solution is
-// played out on the board, and a signed-in player's first try moves their puzzle rating.
+// played out on the board (after a wrong move, to a registered player only, once the server has
+// recorded the try), and a signed-in player's first try moves their puzzle rating.
 
 import { api, query } from "./api.js";
 import { Board, labelsSwitch } from "./board.js";
@@ -171,10 +172,27 @@ export async function render(main, params, search) {
     if (!answer.correct) {
       over = true;
       sound("illegal");
-      prompt.textContent = `Wrong: ${text} is not it. The solution: ${answer.solution.join(" ")}`;
+      prompt.textContent = `Wrong: ${text} is not it.`;
       prompt.dataset.verdict = "wrong";
       draw({ lastMove: text });
-      finish(answer);
+      if (!answer.correct_move) {
+        // A visitor's or a guest's try is not on record: the server keeps the solution.
+        prompt.textContent += " Sign up to see the solution.";
+        showRating(answer);
+        return;
+      }
+      // A registered player's try is recorded: the puzzle now shows its solution.
+      let tried;
+      try {
+        tried = await api.get(`/api/puzzles/${shown.id}`);
+      } catch (err) {
+        error.textContent = err.message;
+        showRating(answer);
+        return;
+      }
+      if (stopped || puzzle !== shown) return;
+      prompt.textContent += ` The solution: ${tried.solution.join(" ")}`;
+      finish({ ...answer, solution: tried.solution, solution_fens: tried.solution_fens });
       return;
     }
     sound("move");

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
-from tests.api.admin_client import admin_client, ok
 from tests.conftest import make_settings
+from tests.support.admin_client import admin_client, ok
 from tests.support.server import Served, ServerProcess
 from tests.support.ws import Client, connect, guest_token, member_token
 
@@ -369,6 +370,7 @@ async def test_an_administrator_schedules_a_recurring_arena(server: Served) -> N
         assert ("tournament.cancel", str(nxt[0]["id"]), "holiday") in found
 
 
+@pytest.mark.server
 async def test_a_swiss_carries_on_after_its_server_is_killed(db_url: str, tmp_path: Path) -> None:
     """Everything a tournament is lives in the database: a server killed in the middle of a
     round (no shutdown) and started again pairs the next round from what is stored."""

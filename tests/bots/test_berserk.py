@@ -31,6 +31,12 @@ WAIT_SECONDS = 10.0
 END = object()
 
 
+@pytest.fixture
+async def server(real_server: Served) -> Served:
+    """A real server: berserk is lichess's client, calling through the network with requests."""
+    return real_server
+
+
 @dataclass
 class Bot:
     api: berserk.Client
