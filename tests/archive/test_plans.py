@@ -33,7 +33,9 @@ from app.main import create_app
 from tests.conftest import _driver_url, make_settings, postgres_database
 from tests.support.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+# The module seeds a production-sized database once (tens of seconds; minutes on a busy
+# machine): the first test's set-up waits for it.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(900)]
 
 GAMES = 200_000
 PLAYERS = 2_000

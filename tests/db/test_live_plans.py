@@ -193,6 +193,10 @@ SELECT setval('games_id_seq', {GAMES + OPEN_TABLES + 1});
 SELECT setval('tables_id_seq', {CLOSED_TABLES + OPEN_TABLES});
 """
 
+# The module seeds a production-sized database once (tens of seconds; minutes on a busy
+# machine): the first test's set-up waits for it.
+pytestmark = pytest.mark.timeout(900)
+
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
