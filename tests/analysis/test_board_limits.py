@@ -108,7 +108,7 @@ async def test_searches_beyond_the_bounds_are_refused_at_once(
 ) -> None:
     board = server.app.state.board
     server.app.state.analyses.pool = holding(held)  # searches wait until the gate opens
-    params = {"moves": "11-15,23-19", "depth": 2}
+    params: dict[str, str | int] = {"moves": "11-15,23-19", "depth": 2}
     async with (
         server.http("127.0.0.2") as a,
         server.http("127.0.0.3") as b,
