@@ -24,15 +24,7 @@ from app.status import UserKind
 
 router = APIRouter(tags=["notifications"])
 
-Kind = Literal[
-    "your_move",
-    "time_alarm",
-    "game_started",
-    "game_ended",
-    "challenge",
-    "tournament_soon",
-    "tournament_cancelled",
-]
+Kind = notifications.Kind
 MailKind = Literal["your_move", "time_alarm"]
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -37,15 +37,7 @@ Kind = Literal[
     "tournament_soon",
     "tournament_cancelled",
 ]
-KINDS: tuple[Kind, ...] = (
-    "your_move",
-    "time_alarm",
-    "game_started",
-    "game_ended",
-    "challenge",
-    "tournament_soon",
-    "tournament_cancelled",
-)
+KINDS: tuple[Kind, ...] = get_args(Kind)
 MAX_PAGE = 100
 
 
