@@ -470,14 +470,15 @@ def make_settings(**overrides: Any) -> Settings:
     return IsolatedSettings(**(values | overrides))
 
 
-# The fixtures that serve the app to clients: their settings beat and notice departures
-# quickly, so that a server killed for a few seconds is seen to have been down.
+# The fixtures that serve the app to clients, and the server tier (which starts processes of its
+# own from `settings`): their settings beat and notice departures quickly, so that a server
+# killed for a few seconds is seen to have been down.
 SERVING = frozenset({"server", "real_server", "two_servers"})
 
 
 @pytest.fixture
 def settings(request: pytest.FixtureRequest, db_url: str) -> Settings:
-    if SERVING & set(request.fixturenames):
+    if SERVING & set(request.fixturenames) or tier_of(request.node) == "server":
         return make_settings(
             database_url=db_url, disconnect_grace_seconds=0.5, heartbeat_seconds=0.5
         )

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
-import httpx
 import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -216,9 +215,8 @@ def test_the_derived_cap_leaves_room_for_other_files() -> None:
 async def event_stream(served: Served, token: str, source: str = "127.0.0.1") -> AsyncIterator[int]:
     """`GET /api/stream/event` held open for the block (its first line read when it is
     served); yields its status."""
-    transport = httpx.AsyncHTTPTransport(local_address=source)
     async with (
-        served.http(transport=transport, timeout=10) as http,
+        served.http(source, timeout=10) as http,
         http.stream(
             "GET", "/api/stream/event", headers={"Authorization": f"Bearer {token}"}
         ) as response,

@@ -1,4 +1,4 @@
-"""Puzzles on a real server (docs/puzzles.md), over REST, on SQLite and PostgreSQL: the shipped
+"""Puzzles served in-process (docs/puzzles.md), over REST, on SQLite and PostgreSQL: the shipped
 puzzles are stored at start (once, whatever the number of processes); one is served near the
 player's rating and never twice; solved move by move, the server replying, right or wrong at
 once; the first try moves the player's and the puzzle's Glicko-2 ratings, later tries and
@@ -20,7 +20,8 @@ from app.puzzles import shipped
 from app.puzzles import store as stored
 from app.rules import Game
 from tests.conftest import make_settings
-from tests.support.server import Served, serve
+from tests.support.inproc import served_here
+from tests.support.server import Served
 from tests.support.ws import guest_token, member_token
 
 
@@ -31,7 +32,7 @@ def settings(db_url: str) -> Settings:
 
 @pytest.fixture
 async def server(settings: Settings) -> AsyncIterator[Served]:
-    async with serve(settings) as served:
+    async with served_here(settings) as served:
         yield served
 
 
@@ -66,7 +67,7 @@ async def test_the_shipped_puzzles_are_stored_at_start_once(settings: Settings) 
             await session.execute(text("DELETE FROM puzzles"))
             await session.commit()
             assert await stored.count(session) == 0
-        async with serve(settings), db.session() as session:
+        async with served_here(settings), db.session() as session:
             assert await stored.count(session) == len(found)
         # One of them lost, and puzzles of the server's own beside them: the next start puts
         # the lost one back.
@@ -75,7 +76,7 @@ async def test_the_shipped_puzzles_are_stored_at_start_once(settings: Settings) 
             own = [puzzles.row_of(p) | {"key": f"own{n}"} for n, p in enumerate(found[:3])]
             await stored.add_missing(session, own)
             await session.commit()
-        async with serve(settings), db.session() as session:
+        async with served_here(settings), db.session() as session:
             assert await stored.count(session) == len(found) + 3
         # A second process starting (or this one again) stores nothing more.
         assert await puzzles.load(db, found) == 0

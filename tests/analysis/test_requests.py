@@ -1,4 +1,4 @@
-"""Game analysis on a real server (docs/analysis.md), over REST, on SQLite and PostgreSQL: a
+"""Game analysis served in-process (docs/analysis.md), over REST, on SQLite and PostgreSQL: a
 finished game asked for by its player is queued, made by the server's analysis process and
 served to everyone; its labels; asking again; the refusals (no token, a game in progress, a
 private game of others, one at a time, the day's limit); and a lease run out takes an
@@ -20,7 +20,8 @@ from app.config import Settings
 from app.db.engine import Database
 from app.rules.pdn import read_games
 from tests.conftest import make_settings
-from tests.support.server import Served, serve
+from tests.support.inproc import served_here
+from tests.support.server import Served
 from tests.support.ws import Client, connect, member_token, start_game
 from tests.tables.test_private_tables import start_private
 
@@ -38,7 +39,7 @@ def settings(db_url: str) -> Settings:
 
 @pytest.fixture
 async def server(settings: Settings) -> AsyncIterator[Served]:
-    async with serve(settings) as served:
+    async with served_here(settings) as served:
         yield served
 
 
@@ -145,7 +146,7 @@ async def test_an_analysis_whose_process_died_is_taken_up_again(settings: Settin
     """A worker's lease that ran out (its process died) lets another worker claim it."""
     db = Database(settings.database_url)
     try:
-        async with serve(settings.model_copy(update={"analysis_workers": 0})) as server:
+        async with served_here(settings.model_copy(update={"analysis_workers": 0})) as server:
             fay, gus = [await member_token(server.url, name) for name in ("fay", "gus")]
             async with connect(server.url, fay) as f, connect(server.url, gus) as g:
                 game = await finished_game(f, g, "11-15", "23-19", "8-11")
