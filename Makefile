@@ -50,7 +50,7 @@ typecheck: install-dev
 # failure. PYTEST_ARGS go to both runs (for example `--cov=app --cov-append`).
 WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 # The 30 slowest tests are listed at the end of the parallel run: where the suite's time goes.
-PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist load --durations=30
+PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist loadgroup --durations=30
 pytest: install-dev
 	@echo "pytest: about fifteen minutes on two cores with PostgreSQL, Redis, Chromium and haproxy." \
 		"What a missing component leaves out is skipped with the reason and counted at the end:" \

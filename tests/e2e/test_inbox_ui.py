@@ -39,6 +39,7 @@ def test_the_inbox_counts_shows_and_reads_notices(browser: Browser, server_url: 
     table_id = open_table(ann, "english-casual", colour="black", clock=None, days=3)
     ben.get_by_role("button", name=f"Sit at table {table_id}").click()
     expect(inbox_link).to_have_accessible_name("Inbox, 1 unread")  # the game has started
+    expect(ann.locator(".player-bar.top")).to_contain_text("ben_inbox")  # and ann sees it
     square(ann, 11).click()
     square(ann, 15).click()
     expect_moves(ben, ["11-15"])

@@ -270,7 +270,17 @@ async def test_a_tournament_that_cannot_start_backs_off_then_is_cancelled_and_it
         attempts.append(live.clock.time())
         return await seat_two(*args, **kwargs)
 
+    # A try counts once its failure is stored (its next try's time set): the clock is moved on
+    # only then, or a failure stored after the move would be given the moved time.
+    failed: list[float] = []
+    record_failure = director._failed
+
+    async def recorded(*args: Any, **kwargs: Any) -> None:
+        await record_failure(*args, **kwargs)
+        failed.append(live.clock.time())
+
     monkeypatch.setattr(seating, "seat_two", counted)
+    monkeypatch.setattr(director, "_failed", recorded)
     caplog.set_level(logging.INFO, logger=director.__name__)
     async with live.db.session() as session:
         await session.execute(update(Room).values(is_open=False))
@@ -280,7 +290,7 @@ async def test_a_tournament_that_cannot_start_backs_off_then_is_cancelled_and_it
         made = await entered(http, tokens, kind="swiss", rounds=3)
 
         async def tried() -> bool:
-            return bool(attempts)
+            return bool(failed)
 
         await until(tried, "a first try")
         await asyncio.sleep(3 * director.DIRECTOR_SECONDS)
@@ -292,11 +302,11 @@ async def test_a_tournament_that_cannot_start_backs_off_then_is_cancelled_and_it
 
         cancelled = None
         for _ in range(director.MAX_FAILURES + 2):
-            tried_before = len(attempts)
+            tried_before = len(failed)
             server.clock.advance(director.RETRY_MAX.total_seconds())
 
             async def tried_again(before: int = tried_before) -> bool:
-                return len(attempts) > before or bool(await over())
+                return len(failed) > before or bool(await over())
 
             await until(tried_again, "another try after the delay")
             if cancelled := await over():
