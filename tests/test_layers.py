@@ -112,10 +112,22 @@ def node(module: str) -> str:
 
 
 @cache
+def tree_of(path: Path) -> ast.Module:
+    """`path`'s syntax tree, parsed once per test process. CPython 3.11's parser can fail with
+    `SystemError: AST constructor recursion depth mismatch` when another thread of the process
+    compiles at the same moment (CPython issue 106905): parsed again then."""
+    source = path.read_text()
+    try:
+        return ast.parse(source, str(path))
+    except SystemError:
+        return ast.parse(source, str(path))
+
+
+@cache
 def imports_in(path: Path) -> frozenset[str]:
     """The modules of ours `path` imports (a function's own imports too)."""
     found: set[str] = set()
-    for n in ast.walk(ast.parse(path.read_text(), str(path))):
+    for n in ast.walk(tree_of(path)):
         if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
             if n.module == "app" or n.module.startswith("app."):
                 found.update(resolve(n.module, alias.name) for alias in n.names)
@@ -229,7 +241,7 @@ def test_the_pure_cores_import_only_the_cores_below_them_and_do_no_io() -> None:
         core = node(module)
         if core not in CORE_ARROWS:
             continue
-        tree = ast.parse(path.read_text(), str(path))
+        tree = tree_of(path)
         names = {
             n.module
             for n in ast.walk(tree)
@@ -303,7 +315,7 @@ def sql_in(path: Path) -> list[str]:
     """The query builders a module imports from SQLAlchemy and the query calls it makes
     (`session.execute(…)`, `conn.scalar(…)`, `driver.fetch(…)`)."""
     wrong: list[str] = []
-    for n in ast.walk(ast.parse(path.read_text(), str(path))):
+    for n in ast.walk(tree_of(path)):
         if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("sqlalchemy"):
             wrong += [f"imports {a.name}" for a in n.names if a.name in SQL_BUILDERS]
         elif isinstance(n, ast.Import):
@@ -367,7 +379,7 @@ SQLALCHEMY_ALLOWED = {"AsyncSession", "async_sessionmaker", "IntegrityError", "R
 def test_these_services_state_no_sql(service: str) -> None:
     path = APP / f"{service}.py"
     used = set()
-    for n in ast.walk(ast.parse(path.read_text(), str(path))):
+    for n in ast.walk(tree_of(path)):
         if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("sqlalchemy"):
             used.update(f"{n.module}.{alias.name}" for alias in n.names)
         elif isinstance(n, ast.Import):
@@ -405,7 +417,7 @@ FILE_READERS = frozenset(PURE_CORES | {"commands"})
 
 
 def _calls(path: Path) -> list[ast.Call]:
-    return [n for n in ast.walk(ast.parse(path.read_text(), str(path))) if isinstance(n, ast.Call)]
+    return [n for n in ast.walk(tree_of(path)) if isinstance(n, ast.Call)]
 
 
 def test_no_module_reads_the_servers_json_back() -> None:
@@ -432,7 +444,7 @@ def test_no_event_type_is_read_from_its_text() -> None:
     for module, path in modules():
         if node(module) in PURE_CORES:
             continue
-        tree = ast.parse(path.read_text(), str(path))
+        tree = tree_of(path)
         docstrings = {
             id(n.value)
             for n in ast.walk(tree)
@@ -459,7 +471,7 @@ def test_the_faces_assign_nothing_into_live_play(package: str) -> None:
     (`LivePlay.subscribe`); they put no function or state of theirs into a service's object."""
     wrong = []
     for path in sorted((APP / package).rglob("*.py")):
-        for n in ast.walk(ast.parse(path.read_text(), str(path))):
+        for n in ast.walk(tree_of(path)):
             targets = n.targets if isinstance(n, ast.Assign) else []
             for target in targets:
                 if isinstance(target, ast.Attribute) and (
