@@ -45,12 +45,14 @@ typecheck: install-dev
 	$(BIN)/mypy
 
 # The suite runs on WORKERS processes (pytest-xdist; one more than the cores by default, since
-# most tests spend much of their time waiting on sockets), then the tests that must run alone (marked `alone`: the
-# multi-host deploy test) by themselves. pytest exits 5 when it collected nothing; that is not a
-# failure. PYTEST_ARGS go to both runs (for example `--cov=app --cov-append`).
+# most tests spend much of their time waiting on sockets), each test file on one worker (so a
+# module's shared fixtures, a browser, a seeded database or a server, are made once), then the
+# tests that must run alone (marked `alone`: the multi-host deploy test) by themselves. pytest
+# exits 5 when it collected nothing; that is not a failure. PYTEST_ARGS go to both runs (for
+# example `--cov=app --cov-append`).
 WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 # The 30 slowest tests are listed at the end of the parallel run: where the suite's time goes.
-PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist loadgroup --durations=30
+PYTEST_PARALLEL = $(BIN)/pytest -n $(WORKERS) --dist loadfile --durations=30
 pytest: install-dev
 	@echo "pytest: about fifteen minutes on two cores with PostgreSQL, Redis, Chromium and haproxy." \
 		"What a missing component leaves out is skipped with the reason and counted at the end:" \

@@ -120,6 +120,19 @@ def _not_fast(item: pytest.Item) -> bool:
     return callspec is not None and bool(SERVER_PARAMS & set(map(str, callspec.params.values())))
 
 
+# The order test files are handed to the workers in (`--dist loadfile`): the long ones first, so
+# that the run does not end with one worker busy on a long file while the others wait.
+FILE_ORDER = {"server": 0, "service": 1, "core": 2}
+
+
+def _file_rank(items: list[pytest.Item]) -> dict[Path, int]:
+    rank: dict[Path, int] = {}
+    for item in items:
+        mine = 0 if item.get_closest_marker("thorough") else FILE_ORDER[tier_of(item)]
+        rank[item.path] = min(rank.get(item.path, mine), mine)
+    return rank
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         parts = item.path.parts
@@ -129,6 +142,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.alone)
             item.add_marker(pytest.mark.outage)
         item.add_marker(getattr(pytest.mark, f"tier_{tier_of(item)}"))
+    rank = _file_rank(items)
+    items.sort(key=lambda item: rank[item.path])  # stable: each file's own order kept
     if config.getoption("--fast"):
         kept = [item for item in items if not _not_fast(item)]
         config.hook.pytest_deselected(items=[item for item in items if _not_fast(item)])

@@ -24,6 +24,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import not_a_server_error
 
+from app.analysis.board import SEARCH_WAIT_S
 from tests.conftest import make_settings, migrated_sqlite, postgres_database
 from tests.support.admin_client import ADMIN_NAME, ADMIN_PASSWORD
 from tests.support.ports import free_port
@@ -32,6 +33,9 @@ pytestmark = pytest.mark.thorough  # generated inputs: seconds of CPU
 
 ROOT = Path(__file__).resolve().parents[2]
 MAX_EXAMPLES = 6
+# The longest documented wait for an answer: the analysis board waits up to SEARCH_WAIT_S for a
+# search on a machine whose cores are busy (schemathesis' own default is 10 s).
+REPLY_SECONDS = SEARCH_WAIT_S + 15
 USER_NAME, USER_PASSWORD = "fuzzer", "fuzzing-passphrase-2026"
 
 
@@ -138,4 +142,5 @@ def test_no_input_gets_a_server_error(case: schemathesis.Case, fuzzed: Fuzzed) -
         base_url=fuzzed.url,
         headers={"Authorization": f"Bearer {token}"},
         checks=[not_a_server_error],
+        timeout=REPLY_SECONDS,
     )

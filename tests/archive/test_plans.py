@@ -35,12 +35,8 @@ from tests.support.admin_client import ADMIN_NAME, ADMIN_PASSWORD, log_in
 
 # The module seeds a production-sized database once (tens of seconds; minutes on a busy
 # machine): the first test's set-up waits for it.
-# One worker runs the whole module, so the seed is made once per run (`--dist loadgroup`).
-pytestmark = [
-    pytest.mark.asyncio(loop_scope="module"),
-    pytest.mark.timeout(900),
-    pytest.mark.xdist_group("archive_plans"),
-]
+# One worker runs the whole module (`--dist loadfile`), so the seed is made once per run.
+pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(900)]
 
 GAMES = 200_000
 PLAYERS = 2_000

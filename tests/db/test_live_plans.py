@@ -194,9 +194,9 @@ SELECT setval('tables_id_seq', {CLOSED_TABLES + OPEN_TABLES});
 """
 
 # The module seeds a production-sized database once (tens of seconds; minutes on a busy
-# machine): the first test's set-up waits for it. One worker runs the whole module, so the
-# seed is made once per run (pytest-xdist's `--dist loadgroup`).
-pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("live_plans")]
+# machine): the first test's set-up waits for it. One worker runs the whole module (the suite
+# runs with `--dist loadfile`), so the seed is made once per run.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")

@@ -96,11 +96,16 @@ async def forgotten(hub: Hub, conn: Connection) -> None:
 
 
 async def flood_until_closing(client: Client, conn: Connection) -> int:
-    """Ping without reading the pongs until the server decides to close; how many were sent."""
+    """Ping without reading the pongs until the server decides to close; how many were sent.
+    On a busy machine the server may have closed, and its socket reset the connection, before
+    this loop looks at the state again: a send refused for that ends the flood too."""
     sent = 0
     while conn.state is ConnectionState.OPEN:
         assert sent < MAX_PINGS, "the server never gave up on a client that does not read"
-        await client.send(type="ping", t=sent)
+        try:
+            await client.send(type="ping", t=sent)
+        except ConnectionClosed:
+            break
         sent += 1
         if sent % 10 == 0:
             await asyncio.sleep(0)
