@@ -328,7 +328,11 @@ async def run_script(served: Served, script: list[tuple[str, str, Any]]) -> None
 async def check_database(served: Served) -> None:
     """Every game replays to what is stored, and every table's events are numbered 1..n."""
     # Read first, then ask the server: an open SQLite transaction here would hold up its writes.
+    # One snapshot for every read (a SQLite transaction is one; PostgreSQL's default gives each
+    # statement its own, and the server goes on writing: a first move's deadline, the sweep).
     async with served.app.state.db.session() as session:
+        if session.bind.dialect.name == "postgresql":
+            await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
         games = (await session.scalars(select(GameRow))).all()
         moves = (await session.scalars(select(MoveRow).order_by(MoveRow.ply))).all()
         tables = (await session.scalars(select(GameTable))).all()
