@@ -369,17 +369,14 @@ async def _read_seed(url: str) -> dict[str, list[asyncpg.Record]]:
 
 
 async def _reset(db: _SeededPostgres) -> None:
-    """Empty every table and put the seed rows back: far cheaper than migrating again. A
-    test's tables hold a few rows: DELETE, children first, costs half of a TRUNCATE (which
-    makes new files for every table); the sequences start again at 1."""
-    emptied = "; ".join(f'DELETE FROM "{t.name}"' for t in reversed(Base.metadata.sorted_tables))
+    """Empty every table and put the seed rows back: far cheaper than migrating again."""
+    names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
     conn = await asyncpg.connect(_driver_url(db.url))
     try:
         async with conn.transaction():
             # A connection left open by a test would otherwise make this wait forever.
             await conn.execute("SET LOCAL lock_timeout = '10s'")
-            await conn.execute(emptied)
-            await conn.execute("SELECT setval(oid, 1, false) FROM pg_class WHERE relkind = 'S'")
+            await conn.execute(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
             for table, rows in db.seed.items():
                 await conn.copy_records_to_table(
                     table, records=[tuple(r) for r in rows], columns=list(rows[0].keys())
