@@ -13,26 +13,10 @@ from sqlalchemy import select
 
 from app.db.engine import Database
 from app.db.models import Puzzle
-from app.puzzles import store as stored
 from app.rules import Game
+from tests.puzzles.test_service import bearer, solution_of
 from tests.support.server import Served
 from tests.support.ws import guest_token, member_token
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-async def solution_of(db_url: str, puzzle_id: int) -> list[str]:
-    """The solution, read from the database."""
-    db = Database(db_url)
-    try:
-        async with db.session() as session:
-            row = await stored.get(session, puzzle_id)
-            assert row is not None
-            return list(row.moves)
-    finally:
-        await db.dispose()
 
 
 async def long_puzzle(db_url: str) -> int:
